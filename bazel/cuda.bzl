@@ -1,0 +1,55 @@
+"""nvcc_library: CUDA sources compiled by /usr/local/cuda/bin/nvcc inside a genrule.
+
+Each .cu becomes one object (one action, so nvcc runs in parallel), archived into a static library
+wrapped in a cc_library. Targets: sm_90a SASS (H100/H200, wgmma/TMA allowed) + compute_90 PTX.
+Every action gets a private TMPDIR: sandboxed nvcc runs are all PID 3 and share the host /tmp,
+so their tmpxft_* files would collide.
+"""
+
+NVCC = "/usr/local/cuda/bin/nvcc"
+
+NVCC_FLAGS = [
+    "-ccbin /usr/bin/g++",
+    "-std=c++17",
+    "-O3",
+    "-Xcompiler -fPIC",
+    "-lineinfo",
+    "--expt-relaxed-constexpr",
+    "-gencode arch=compute_90a,code=sm_90a",
+    "-gencode arch=compute_90,code=compute_90",
+]
+
+def nvcc_library(name, srcs, hdrs = [], private_hdrs = [], deps = [], nvcc_deps = [], defines = [],
+                 nvcc_flags = [], **kwargs):
+    """srcs: .cu files; hdrs: public headers (plain C++, no CUDA types, includable from g++ code);
+    private_hdrs: .cuh files the .cu files include; nvcc_deps: other nvcc_library names whose
+    headers the .cu files include."""
+    objs = []
+    dep_hdrs = [d + "_nvcc_hdrs" for d in nvcc_deps]
+    native.filegroup(name = name + "_nvcc_hdrs", srcs = hdrs + private_hdrs + dep_hdrs)
+    for src in srcs:
+        obj = "_nvcc_objs/%s/%s.o" % (name, src[:-len(".cu")])
+        objs.append(obj)
+        native.genrule(
+            name = "%s_nvcc_%s" % (name, src.replace("/", "_").replace(".", "_")),
+            srcs = [src, name + "_nvcc_hdrs", "@cuda//:nvcc_inputs"],
+            outs = [obj],
+            cmd = ("export TMPDIR=$$(mktemp -d) && trap 'rm -rf $$TMPDIR' EXIT && " +
+                   "%s %s %s %s -I. -I$(GENDIR) -c $(location %s) -o $@" %
+                   (NVCC, " ".join(NVCC_FLAGS + nvcc_flags),
+                    " ".join(["-D" + d for d in defines]), "", src)),
+        )
+    native.genrule(
+        name = name + "_archive",
+        srcs = objs,
+        outs = ["lib%s_cu.a" % name],
+        cmd = "ar rcs $@ $(SRCS)",
+    )
+    native.cc_library(
+        name = name,
+        srcs = [":lib%s_cu.a" % name],
+        hdrs = hdrs,
+        linkstatic = 1,
+        deps = deps + nvcc_deps + ["@cuda//:cudart"],
+        **kwargs
+    )
