@@ -1,10 +1,9 @@
-#include "model/cuda/device.h"
-
 #include <cuda_runtime.h>
 
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "model/cuda/device.h"
 
 namespace rollout::cuda {
 namespace {
@@ -13,7 +12,8 @@ absl::Status CudaError(cudaError_t err, const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(err)));
 }
 
-// out[i] = a * i + b for i < n: enough to prove that code for this architecture runs.
+// out[i] = a * i + b for i < n: enough to prove that code for this architecture
+// runs.
 __global__ void AffineKernel(float* out, int n, float a, float b) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = a * static_cast<float>(i) + b;
@@ -41,7 +41,8 @@ absl::StatusOr<std::vector<DeviceInfo>> QueryDevices() {
     info.total_bytes = static_cast<int64_t>(prop.totalGlobalMem);
     info.l2_bytes = prop.l2CacheSize;
     size_t free_b = 0, total_b = 0;
-    if (cudaSetDevice(d) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+    if (cudaSetDevice(d) == cudaSuccess &&
+        cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
       info.free_bytes = static_cast<int64_t>(free_b);
     }
     devices.push_back(info);
@@ -52,7 +53,8 @@ absl::StatusOr<std::vector<DeviceInfo>> QueryDevices() {
 absl::Status SelfTest(int ordinal) {
   cudaError_t err = cudaSetDevice(ordinal);
   if (err != cudaSuccess) return CudaError(err, "cudaSetDevice");
-  constexpr int kN = 1000;  // not a multiple of the block size: exercises the tail guard
+  constexpr int kN =
+      1000;  // not a multiple of the block size: exercises the tail guard
   float* d_out = nullptr;
   err = cudaMalloc(&d_out, kN * sizeof(float));
   if (err != cudaSuccess) return CudaError(err, "cudaMalloc");
@@ -60,13 +62,15 @@ absl::Status SelfTest(int ordinal) {
   err = cudaGetLastError();
   std::vector<float> host(kN, -1.0f);
   if (err == cudaSuccess) {
-    err = cudaMemcpy(host.data(), d_out, kN * sizeof(float), cudaMemcpyDeviceToHost);
+    err = cudaMemcpy(host.data(), d_out, kN * sizeof(float),
+                     cudaMemcpyDeviceToHost);
   }
   cudaFree(d_out);
   if (err != cudaSuccess) return CudaError(err, "self-test kernel");
   for (int i = 0; i < kN; ++i) {
     if (host[i] != 0.5f * static_cast<float>(i) + 3.0f) {
-      return absl::InternalError(absl::StrCat("self-test kernel wrote a wrong value at ", i));
+      return absl::InternalError(
+          absl::StrCat("self-test kernel wrote a wrong value at ", i));
     }
   }
   return absl::OkStatus();

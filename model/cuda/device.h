@@ -1,10 +1,11 @@
-// CUDA device discovery and a start-up self-test, callable from plain C++ (no CUDA headers here).
+// CUDA device discovery and a start-up self-test, callable from plain C++ (no
+// CUDA headers here).
 //
 //   absl::StatusOr<std::vector<DeviceInfo>> devices = QueryDevices();
 //   if (devices.ok() && !devices->empty()) RETURN_IF_ERROR(SelfTest(0));
 //
-// A machine without a GPU or driver yields an empty list, not an error: the caller then serves
-// on the CPU backend.
+// A machine without a GPU or driver yields an empty list, not an error: the
+// caller then serves on the CPU backend.
 #ifndef ROLLOUT_MODEL_CUDA_DEVICE_H_
 #define ROLLOUT_MODEL_CUDA_DEVICE_H_
 
@@ -31,11 +32,13 @@ struct DeviceInfo {
 // All visible devices; empty (OK) when there is no driver or no device.
 absl::StatusOr<std::vector<DeviceInfo>> QueryDevices();
 
-// Runs a small kernel on `ordinal` and checks its result: catches a device that enumerates but
-// cannot execute our sm_90a code (wrong architecture, broken driver, ECC state).
+// Runs a small kernel on `ordinal` and checks its result: catches a device that
+// enumerates but cannot execute our sm_90a code (wrong architecture, broken
+// driver, ECC state).
 absl::Status SelfTest(int ordinal);
 
-// "no GPU" reason for skipping tests and choosing the CPU backend; empty when a device exists.
+// "no GPU" reason for skipping tests and choosing the CPU backend; empty when a
+// device exists.
 std::string NoGpuReason();
 
 }  // namespace rollout::cuda
