@@ -3,8 +3,10 @@
 #include <cmath>
 #include <exception>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -82,12 +84,44 @@ absl::StatusOr<json> ParseJson(absl::string_view text, absl::string_view what,
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": JSON nested deeper than ", options.max_depth, " levels"));
   }
+  // Keys seen per open object, innermost last (bounded by max_depth).
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  json::parser_callback_t check_keys =
+      [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+        switch (event) {
+          case json::parse_event_t::object_start:
+            open_objects.emplace_back();
+            break;
+          case json::parse_event_t::object_end:
+            if (!open_objects.empty()) open_objects.pop_back();
+            break;
+          case json::parse_event_t::key:
+            if (!open_objects.empty() &&
+                !open_objects.back().insert(parsed.get<std::string>()).second &&
+                duplicate.empty()) {
+              duplicate = parsed.get<std::string>();
+            }
+            break;
+          default:
+            break;
+        }
+        return true;
+      };
+  json result;
   try {
-    return json::parse(text.begin(), text.end());
+    result = json::parse(text.begin(), text.end(),
+                         options.reject_duplicate_keys ? check_keys : nullptr);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": invalid JSON: ", e.what()));
   }
+  if (!duplicate.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": key '", duplicate.substr(0, 200),
+                     "' appears twice in one object"));
+  }
+  return result;
 }
 
 absl::StatusOr<std::string> ReadTextFile(const std::string& path,

@@ -24,6 +24,9 @@ struct JsonParseOptions {
   // Deeper nesting is rejected before parsing (bounds the parser's memory and
   // the recursion of value destruction on adversarial input).
   int max_depth = 64;
+  // Reject objects that repeat a key (nlohmann would keep the last silently;
+  // a safetensors header with a repeated tensor name is corrupt).
+  bool reject_duplicate_keys = true;
 };
 
 // Parses `text`; `what` names the document in errors ("config.json").
