@@ -1,0 +1,90 @@
+// Small device helpers shared by the GDN kernels (private to gdn/*.cu):
+// bf16 <-> fp32 vectors, group reductions, the gate math and the host-side
+// status conversion of launch errors.
+#ifndef ROLLOUT_GDN_CUDA_UTIL_CUH_
+#define ROLLOUT_GDN_CUDA_UTIL_CUH_
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace rollout::gdn::internal {
+
+inline absl::Status LaunchStatus(const char* what) {
+  const cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat(what, ": kernel launch failed: ", cudaGetErrorString(err)));
+}
+
+__device__ __forceinline__ float Bf16ToFloat(uint16_t x) {
+  return __uint_as_float(static_cast<uint32_t>(x) << 16);
+}
+
+__device__ __forceinline__ uint16_t FloatToBf16(float x) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+
+// 4 consecutive bf16 (8 bytes, 8-byte aligned) -> float4.
+__device__ __forceinline__ float4 LoadBf16x4(const uint16_t* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  return make_float4(
+      __uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u),
+      __uint_as_float(u.y << 16), __uint_as_float(u.y & 0xffff0000u));
+}
+
+__device__ __forceinline__ void StoreBf16x4(uint16_t* p, float4 v) {
+  uint2 u;
+  u.x = static_cast<uint32_t>(FloatToBf16(v.x)) |
+        (static_cast<uint32_t>(FloatToBf16(v.y)) << 16);
+  u.y = static_cast<uint32_t>(FloatToBf16(v.z)) |
+        (static_cast<uint32_t>(FloatToBf16(v.w)) << 16);
+  *reinterpret_cast<uint2*>(p) = u;
+}
+
+// Element `i` of a bf16 or fp32 buffer, as fp32.
+__device__ __forceinline__ float LoadAny(const void* p, int64_t i,
+                                         bool is_fp32) {
+  return is_fp32 ? static_cast<const float*>(p)[i]
+                 : Bf16ToFloat(static_cast<const uint16_t*>(p)[i]);
+}
+
+__device__ __forceinline__ void StoreAny(void* p, int64_t i, float v,
+                                         bool is_fp32) {
+  if (is_fp32) {
+    static_cast<float*>(p)[i] = v;
+  } else {
+    static_cast<uint16_t*>(p)[i] = FloatToBf16(v);
+  }
+}
+
+// Sum over aligned groups of kWidth lanes (kWidth a power of two <= 32); every
+// lane of the group gets the total.
+template <int kWidth>
+__device__ __forceinline__ float GroupSum(float x) {
+#pragma unroll
+  for (int off = kWidth / 2; off > 0; off /= 2) {
+    x += __shfl_xor_sync(0xffffffffu, x, off);
+  }
+  return x;
+}
+
+// g = -exp(A_log) * softplus(a + dt_bias) (softplus linear above 20, as
+// torch), beta = sigmoid(b); both fp32 (the reference's convention).
+__device__ __forceinline__ void GateMath(float a, float b, float A_log,
+                                         float dt_bias, float* g, float* beta) {
+  const float x = a + dt_bias;
+  const float sp = x > 20.0f ? x : log1pf(expf(x));
+  *g = -expf(A_log) * sp;
+  *beta = 1.0f / (1.0f + expf(-b));
+}
+
+constexpr float kL2Eps = 1e-6f;
+
+}  // namespace rollout::gdn::internal
+
+#endif  // ROLLOUT_GDN_CUDA_UTIL_CUH_

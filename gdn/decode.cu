@@ -1,0 +1,299 @@
+// Launchers of the GDN decode kernels: parameter checks, tile choice,
+// dispatch to the instantiation files, and the cursor-advance kernel.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "gdn/cuda_util.cuh"
+#include "gdn/decode.h"
+#include "gdn/decode_kernel.cuh"
+
+namespace rollout::gdn {
+namespace {
+
+using internal::DecodeArgs;
+using internal::kDim;
+using internal::kMaxRing;
+
+bool Aligned(const void* p, int bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+absl::Status Invalid(const char* who, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(who, ": ", what));
+}
+
+absl::Status CheckHeads(const char* who, int H, int HV, int head_dim) {
+  if (head_dim != kDim) {
+    return Invalid(who, absl::StrCat("head_dim must be 128, got ", head_dim));
+  }
+  if (H <= 0 || HV <= 0 || HV % H != 0) {
+    return Invalid(who, absl::StrCat("need H > 0 and HV % H == 0 (H=", H,
+                                     ", HV=", HV, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
+  if (ring.length < 1 || ring.length > kMaxRing) {
+    return Invalid(who, absl::StrCat("ring length must be in [1, ", kMaxRing,
+                                     "], got ", ring.length));
+  }
+  if (ring.k == nullptr || ring.d == nullptr || ring.g == nullptr) {
+    return Invalid(who, "ring k, d and g must be set");
+  }
+  if (!Aligned(ring.k, 16) || !Aligned(ring.d, 16) || !Aligned(ring.g, 4)) {
+    return Invalid(who, "ring buffers must be 16-byte aligned");
+  }
+  if (ring.num_ring_slots <= 0) return Invalid(who, "num_ring_slots <= 0");
+  return absl::OkStatus();
+}
+
+DecodeArgs BaseArgs(const GdnDecodeParams& p) {
+  DecodeArgs a;
+  a.batch = p.batch;
+  a.H = p.num_k_heads;
+  a.HV = p.num_v_heads;
+  a.r = p.num_v_heads / p.num_k_heads;
+  a.qkv = p.qkv;
+  a.qkv_stride = p.qkv_row_stride;
+  a.a = p.a;
+  a.b = p.b;
+  a.ab_stride = p.ab_row_stride;
+  a.ab_fp32 = p.ab_dtype == DType::kFp32;
+  a.A_log = p.A_log;
+  a.dt_bias = p.dt_bias;
+  a.state = p.state;
+  a.slots = p.slot_indices;
+  a.o = p.o;
+  a.o_stride = p.o_row_stride;
+  a.o_fp32 = p.o_dtype == DType::kFp32;
+  return a;
+}
+
+DecodeTile Resolve(DecodeTile tile, int rows, int hv) {
+  return tile == DecodeTile::kAuto ? DecodeTileFor(rows, hv) : tile;
+}
+
+__global__ void AdvanceKernel(int batch, int L, const int32_t* ring_idx,
+                              int32_t* write_pos, int8_t* force) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= batch) return;
+  const bool forced = force != nullptr && force[b] != 0;
+  if (ring_idx[b] >= 0) {
+    const int wp = write_pos[b];
+    write_pos[b] = (wp >= L - 1 || forced) ? 0 : wp + 1;
+  }
+  if (force != nullptr) force[b] = 0;
+}
+
+}  // namespace
+
+const char* DecodeTileName(DecodeTile tile) {
+  switch (tile) {
+    case DecodeTile::kAuto:
+      return "auto";
+    case DecodeTile::kBv4:
+      return "bv4";
+    case DecodeTile::kBv8:
+      return "bv8";
+    case DecodeTile::kBv16:
+      return "bv16";
+    case DecodeTile::kBv32:
+      return "bv32";
+    case DecodeTile::kBv64:
+      return "bv64";
+    case DecodeTile::kBv64W8:
+      return "bv64w8";
+    case DecodeTile::kBv32T4:
+      return "bv32t4";
+  }
+  return "?";
+}
+
+int DecodeTileRows(DecodeTile tile) {
+  switch (tile) {
+    case DecodeTile::kAuto:
+      return 0;
+    case DecodeTile::kBv4:
+      return 4;
+    case DecodeTile::kBv8:
+      return 8;
+    case DecodeTile::kBv16:
+      return 16;
+    case DecodeTile::kBv32:
+    case DecodeTile::kBv32T4:
+      return 32;
+    case DecodeTile::kBv64:
+    case DecodeTile::kBv64W8:
+      return 64;
+  }
+  return 0;
+}
+
+DecodeTile DecodeTileFor(int rows, int num_v_heads) {
+  // (row, head) pairs; the H200 has 132 SMs. Small tiles until the grid has
+  // several waves, then the tile with the most bytes in flight per thread.
+  const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
+  if (units <= 64) return DecodeTile::kBv4;
+  if (units <= 512) return DecodeTile::kBv8;
+  if (units <= 2048) return DecodeTile::kBv16;
+  return DecodeTile::kBv32;
+}
+
+absl::Status GdnDecodeParams::Validate() const {
+  constexpr const char* kWho = "GdnDecodeParams";
+  if (absl::Status s = CheckHeads(kWho, num_k_heads, num_v_heads, head_dim);
+      !s.ok()) {
+    return s;
+  }
+  if (batch < 0) return Invalid(kWho, "batch < 0");
+  if (batch == 0) return absl::OkStatus();
+  if (qkv == nullptr || a == nullptr || b == nullptr || A_log == nullptr ||
+      dt_bias == nullptr || state == nullptr || slot_indices == nullptr ||
+      o == nullptr) {
+    return Invalid(kWho, "a required buffer is null");
+  }
+  const int64_t conv_dim = 2LL * num_k_heads * head_dim +
+                           static_cast<int64_t>(num_v_heads) * head_dim;
+  if (qkv_row_stride < conv_dim || qkv_row_stride % 8 != 0) {
+    return Invalid(
+        kWho, absl::StrCat("qkv_row_stride ", qkv_row_stride,
+                           " must be >= ", conv_dim, " and a multiple of 8"));
+  }
+  if (ab_row_stride < num_v_heads) {
+    return Invalid(kWho, "ab_row_stride < num_v_heads");
+  }
+  if (o_row_stride < static_cast<int64_t>(num_v_heads) * head_dim) {
+    return Invalid(kWho, "o_row_stride < HV * V");
+  }
+  if (!Aligned(qkv, 16) || !Aligned(state, 16)) {
+    return Invalid(kWho, "qkv and state must be 16-byte aligned");
+  }
+  if (num_slots <= 0) return Invalid(kWho, "num_slots <= 0");
+  if (static_cast<int>(tile) < 0 || static_cast<int>(tile) >= kNumDecodeTiles) {
+    return Invalid(kWho, "unknown tile");
+  }
+  return absl::OkStatus();
+}
+
+int64_t GdnReplayRing::SlotBytes(int num_k_heads, int num_v_heads, int head_dim,
+                                 int length, DType dtype) {
+  const int64_t e = DTypeBytes(dtype);
+  return static_cast<int64_t>(length) *
+         (e * num_k_heads * head_dim + e * num_v_heads * head_dim +
+          4LL * num_v_heads);
+}
+
+absl::Status GdnReplayParams::Validate() const {
+  constexpr const char* kWho = "GdnReplayParams";
+  if (absl::Status s = step.Validate(); !s.ok()) return s;
+  if (step.batch == 0) return absl::OkStatus();
+  if (absl::Status s = CheckRing(kWho, ring); !s.ok()) return s;
+  if (ring_indices == nullptr || write_pos == nullptr) {
+    return Invalid(kWho, "ring_indices and write_pos must be set");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GdnReplayFoldParams::Validate() const {
+  constexpr const char* kWho = "GdnReplayFoldParams";
+  if (absl::Status s = CheckHeads(kWho, num_k_heads, num_v_heads, head_dim);
+      !s.ok()) {
+    return s;
+  }
+  if (batch < 0) return Invalid(kWho, "batch < 0");
+  if (batch == 0) return absl::OkStatus();
+  if (state == nullptr || slot_indices == nullptr || ring_indices == nullptr ||
+      write_pos == nullptr) {
+    return Invalid(kWho, "a required buffer is null");
+  }
+  if (!Aligned(state, 16))
+    return Invalid(kWho, "state must be 16-byte aligned");
+  if (num_slots <= 0) return Invalid(kWho, "num_slots <= 0");
+  return CheckRing(kWho, ring);
+}
+
+absl::Status GdnReplayAdvanceParams::Validate() const {
+  constexpr const char* kWho = "GdnReplayAdvanceParams";
+  if (batch < 0) return Invalid(kWho, "batch < 0");
+  if (ring_length < 1 || ring_length > kMaxRing) {
+    return Invalid(kWho, "ring_length out of range");
+  }
+  if (batch > 0 && (ring_indices == nullptr || write_pos == nullptr)) {
+    return Invalid(kWho, "ring_indices and write_pos must be set");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
+                                   cudaStream_t stream) {
+  if (absl::Status s = params.Validate(); !s.ok()) return s;
+  if (params.batch == 0) return absl::OkStatus();
+  const DecodeArgs a = BaseArgs(params);
+  internal::LaunchPackedDecodeKernel(
+      Resolve(params.tile, params.batch, params.num_v_heads), a, stream);
+  return internal::LaunchStatus("LaunchGdnPackedDecode");
+}
+
+absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
+                                   cudaStream_t stream) {
+  if (absl::Status s = params.Validate(); !s.ok()) return s;
+  if (params.step.batch == 0) return absl::OkStatus();
+  DecodeArgs a = BaseArgs(params.step);
+  a.ring_k = params.ring.k;
+  a.ring_d = params.ring.d;
+  a.ring_g = params.ring.g;
+  a.L = params.ring.length;
+  a.ring_idx = params.ring_indices;
+  a.write_pos = params.write_pos;
+  a.force = params.force_flush;
+  const DecodeTile tile =
+      Resolve(params.step.tile, params.step.batch, params.step.num_v_heads);
+  if (params.ring.dtype == DType::kBf16) {
+    internal::LaunchReplayDecodeKernelBf16(tile, a, stream);
+  } else {
+    internal::LaunchReplayDecodeKernelF32(tile, a, stream);
+  }
+  return internal::LaunchStatus("LaunchGdnReplayDecode");
+}
+
+absl::Status LaunchGdnReplayFold(const GdnReplayFoldParams& params,
+                                 cudaStream_t stream) {
+  if (absl::Status s = params.Validate(); !s.ok()) return s;
+  if (params.batch == 0) return absl::OkStatus();
+  DecodeArgs a;
+  a.batch = params.batch;
+  a.H = params.num_k_heads;
+  a.HV = params.num_v_heads;
+  a.r = params.num_v_heads / params.num_k_heads;
+  a.state = params.state;
+  a.slots = params.slot_indices;
+  a.ring_k = params.ring.k;
+  a.ring_d = params.ring.d;
+  a.ring_g = params.ring.g;
+  a.L = params.ring.length;
+  a.ring_idx = params.ring_indices;
+  a.write_pos = params.write_pos;
+  if (params.ring.dtype == DType::kBf16) {
+    internal::LaunchReplayFoldKernelBf16(a, stream);
+  } else {
+    internal::LaunchReplayFoldKernelF32(a, stream);
+  }
+  return internal::LaunchStatus("LaunchGdnReplayFold");
+}
+
+absl::Status LaunchGdnReplayAdvance(const GdnReplayAdvanceParams& params,
+                                    cudaStream_t stream) {
+  if (absl::Status s = params.Validate(); !s.ok()) return s;
+  if (params.batch == 0) return absl::OkStatus();
+  constexpr int kThreads = 256;
+  AdvanceKernel<<<(params.batch + kThreads - 1) / kThreads, kThreads, 0,
+                  stream>>>(params.batch, params.ring_length,
+                            params.ring_indices, params.write_pos,
+                            params.force_flush);
+  return internal::LaunchStatus("LaunchGdnReplayAdvance");
+}
+
+}  // namespace rollout::gdn

@@ -1,0 +1,174 @@
+// GDN single-token decode kernels on the GPU: packed decode (state read +
+// write), ReplaySSM decode + flush (state read only, exact fp32 history
+// route), ReplaySSM fold, and the per-row cursor advance. Math and ring
+// semantics: gdn/reference.h (the CPU oracle) and
+// ../shared/docs/gdn_replayssm.md sections 1 and 4.
+//
+// Buffers (device memory, row-major; "bf16" = uint16_t bit patterns):
+//   qkv      [B, qkv_row_stride] bf16. Row b holds the post-conv (SiLU)
+//            channels [Q: H*K | K: H*K | V: HV*V], head-major per block
+//            (conv.h writes exactly this).
+//   a, b     [B, ab_row_stride], bf16 or fp32 (ab_dtype): the raw in_proj_a /
+//            in_proj_b outputs (gates are computed in the kernel, fp32).
+//   A_log, dt_bias  [HV] fp32.
+//   state    [num_slots, HV, V, K] fp32, K contiguous. Row b uses slot
+//            slot_indices[b]; a negative slot marks a padding row (its o is
+//            written as zeros, nothing else is touched).
+//   o        [B, o_row_stride], row b = [HV, V], bf16 or fp32 (o_dtype).
+//   ReplaySSM ring pool (one per GDN layer), ring slot = ring_indices[b]:
+//     k  [num_ring_slots, H, L, K]   L2-normalised, unscaled k per key head
+//     d  [num_ring_slots, HV, L, V]  d_t = beta (v - alpha S_{t-1} k): the
+//                                    rank-1 update S_t - alpha S_{t-1}
+//     g  [num_ring_slots, HV, L]     log decay, always fp32
+//     k and d are fp32 (default, exact) or bf16 (ring.dtype).
+//
+// Cursor semantics (one int32 write_pos + one int8 force flag per row, in
+// fixed device buffers shared by all GDN layers of a step, so one CUDA graph
+// serves every step): write_pos[b] = number of ring entries committed since
+// the checkpoint (the state slot) was last written, 0 <= write_pos < L. A row
+// flushes when write_pos == L-1 or force_flush[b] != 0: it folds its
+// write_pos entries, applies the token, writes the exact state into its slot
+// and appends nothing. Otherwise it reads the slot, computes o by the fp32
+// history route and appends (k, d, g) at entry write_pos. The kernels never
+// move cursors; after all layers of a step, LaunchGdnReplayAdvance sets
+// write_pos = flushed ? 0 : write_pos + 1 and clears the force flags. A row
+// with ring_indices[b] < 0 is OFF: the plain packed step on its slot (no ring
+// access, cursor ignored). After a prefill (which writes the exact state) the
+// engine sets write_pos = 0; any other consumer of a slot (fork, export,
+// chunked-prefill continuation) calls LaunchGdnReplayFold first.
+//
+// Shapes supported: K = V = 128, H >= 1, HV % H == 0 (the models use H = 16,
+// HV in {16, 32, 48, 64}); ring length 1 <= L <= 64. Row strides are in
+// elements and multiples of 8; base pointers 16-byte aligned.
+//
+// All launchers are asynchronous on `stream`, capture into CUDA graphs, and
+// return InvalidArgument for bad params (nothing launched) or Internal for a
+// launch error.
+#ifndef ROLLOUT_GDN_DECODE_H_
+#define ROLLOUT_GDN_DECODE_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "gdn/dtype.h"
+
+namespace rollout::gdn {
+
+// Work split of the decode kernels: a CTA owns bv v-rows of one (row, value
+// head) over all K columns; `threads_per_row` threads share a v-row (each
+// holds K / threads_per_row columns in registers) and each thread owns
+// `rows_per_thread` v-rows. Small tiles fill the GPU at small batch; large
+// ones keep more bytes in flight per thread at large batch. kAuto picks from
+// batch and head count (DecodeTileFor).
+enum class DecodeTile : int {
+  kAuto = 0,
+  kBv4 = 1,     // 16 threads/row, 1 row/thread, 2 warps  -> bv = 4
+  kBv8 = 2,     //  8 threads/row, 1 row/thread, 2 warps  -> bv = 8
+  kBv16 = 3,    //  8 threads/row, 1 row/thread, 4 warps  -> bv = 16
+  kBv32 = 4,    //  8 threads/row, 2 rows/thread, 4 warps -> bv = 32
+  kBv64 = 5,    //  8 threads/row, 4 rows/thread, 4 warps -> bv = 64
+  kBv64W8 = 6,  //  8 threads/row, 2 rows/thread, 8 warps -> bv = 64
+  kBv32T4 = 7,  //  4 threads/row, 1 row/thread, 4 warps  -> bv = 32
+};
+constexpr int kNumDecodeTiles = 8;
+const char* DecodeTileName(DecodeTile tile);
+// V-rows per CTA of a tile (kAuto: 0).
+int DecodeTileRows(DecodeTile tile);
+// The tile kAuto resolves to for `rows` decode rows of `num_v_heads` heads.
+DecodeTile DecodeTileFor(int rows, int num_v_heads);
+
+// One packed decode step (state read + write) of a GDN layer.
+struct GdnDecodeParams {
+  int num_k_heads = 16;           // H
+  int num_v_heads = 32;           // HV (multiple of H)
+  int head_dim = 128;             // K = V (only 128)
+  int batch = 0;                  // B decode rows (0: nothing to do)
+  const uint16_t* qkv = nullptr;  // [B, qkv_row_stride] bf16, post-conv
+  int64_t qkv_row_stride = 0;     // >= 2*H*K + HV*V
+  const void* a = nullptr;        // [B, ab_row_stride] raw a (ab_dtype)
+  const void* b = nullptr;        // [B, ab_row_stride] raw b (ab_dtype)
+  int64_t ab_row_stride = 0;      // >= HV
+  DType ab_dtype = DType::kBf16;
+  const float* A_log = nullptr;    // [HV]
+  const float* dt_bias = nullptr;  // [HV]
+  float* state = nullptr;          // [num_slots, HV, V, K] fp32, in place
+  int64_t num_slots = 0;           // pool size (for checks only)
+  const int32_t* slot_indices = nullptr;  // [B]; < 0: padding row
+  void* o = nullptr;                      // [B, o_row_stride] (o_dtype)
+  int64_t o_row_stride = 0;               // >= HV*V
+  DType o_dtype = DType::kBf16;
+  DecodeTile tile = DecodeTile::kAuto;
+
+  absl::Status Validate() const;
+};
+
+// A layer's ReplaySSM ring pool.
+struct GdnReplayRing {
+  int length = 16;             // L (1..64)
+  DType dtype = DType::kFp32;  // of k and d (g is fp32)
+  void* k = nullptr;           // [num_ring_slots, H, L, K]
+  void* d = nullptr;           // [num_ring_slots, HV, L, V]
+  float* g = nullptr;          // [num_ring_slots, HV, L]
+  int64_t num_ring_slots = 0;  // pool size (for checks only)
+
+  // Bytes of one ring slot for a layer with H key and HV value heads.
+  static int64_t SlotBytes(int num_k_heads, int num_v_heads, int head_dim,
+                           int length, DType dtype);
+};
+
+// One ReplaySSM decode step (ON rows) plus plain packed steps (OFF rows) of a
+// GDN layer. `step` carries everything of the packed step (its tile too).
+struct GdnReplayParams {
+  GdnDecodeParams step;
+  GdnReplayRing ring;
+  const int32_t* ring_indices = nullptr;  // [B]; < 0: OFF row
+  const int32_t* write_pos = nullptr;     // [B] cursor, 0..L-1
+  const int8_t* force_flush = nullptr;    // [B] or null (no forced flush)
+
+  absl::Status Validate() const;
+};
+
+// Folds the committed entries of each row's ring into its slot (no token):
+// afterwards the slot holds the exact current state; the caller resets
+// write_pos to 0 (LaunchGdnReplayAdvance with force flags set does it).
+struct GdnReplayFoldParams {
+  int num_k_heads = 16;
+  int num_v_heads = 32;
+  int head_dim = 128;
+  int batch = 0;
+  float* state = nullptr;  // [num_slots, HV, V, K]
+  int64_t num_slots = 0;
+  const int32_t* slot_indices = nullptr;  // [B]; < 0: skipped
+  GdnReplayRing ring;
+  const int32_t* ring_indices = nullptr;  // [B]; < 0: skipped
+  const int32_t* write_pos = nullptr;     // [B] entries to fold, 0..L-1
+
+  absl::Status Validate() const;
+};
+
+// Per-row cursor move after a decode step (once per model step, after all GDN
+// layers): write_pos[b] = (write_pos[b] == L-1 || force_flush[b]) ? 0 :
+// write_pos[b] + 1 for ON rows (ring_indices[b] >= 0); force_flush[b] = 0.
+struct GdnReplayAdvanceParams {
+  int batch = 0;
+  int ring_length = 16;
+  const int32_t* ring_indices = nullptr;  // [B]
+  int32_t* write_pos = nullptr;           // [B] in/out
+  int8_t* force_flush = nullptr;          // [B] in/out, or null
+  absl::Status Validate() const;
+};
+
+absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
+                                   cudaStream_t stream);
+absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
+                                   cudaStream_t stream);
+absl::Status LaunchGdnReplayFold(const GdnReplayFoldParams& params,
+                                 cudaStream_t stream);
+absl::Status LaunchGdnReplayAdvance(const GdnReplayAdvanceParams& params,
+                                    cudaStream_t stream);
+
+}  // namespace rollout::gdn
+
+#endif  // ROLLOUT_GDN_DECODE_H_

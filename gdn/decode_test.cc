@@ -1,0 +1,516 @@
+// GPU decode kernels against the CPU reference (gdn/reference.h): packed
+// decode, ReplaySSM over >= 5 ring cycles, fold, cursor advance. Random
+// bf16-exact inputs, odd batches, scattered slots, padding rows, poisoned
+// outputs. Skips without a GPU.
+#include "gdn/decode.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "gdn/reference.h"
+#include "gdn/test_util.h"
+#include "gtest/gtest.h"
+#include "model/cuda/device.h"
+
+namespace rollout::gdn {
+namespace {
+
+using testing::DeviceBuffer;
+using testing::FromBf16;
+using testing::RelErr;
+using testing::ToBf16;
+using testing::ToDevice;
+
+constexpr int kD = 128;
+
+#define SKIP_WITHOUT_GPU()                                               \
+  do {                                                                   \
+    const std::string reason = cuda::NoGpuReason();                      \
+    if (!reason.empty()) GTEST_SKIP() << "GPU test skipped: " << reason; \
+  } while (0)
+
+GdnDims Dims(int hv) {
+  GdnDims d;
+  d.num_k_heads = 16;
+  d.num_v_heads = hv;
+  d.head_k_dim = kD;
+  d.head_v_dim = kD;
+  return d;
+}
+
+// One step's inputs for B rows, bf16-exact, plus per-layer gate parameters.
+struct StepInputs {
+  std::vector<float> qkv;   // [B, conv_dim]
+  std::vector<float> a, b;  // [B, HV]
+};
+
+struct Layer {
+  GdnDims dims;
+  std::vector<float> A_log, dt_bias;  // [HV]
+};
+
+Layer MakeLayer(int hv, std::mt19937& rng) {
+  Layer l;
+  l.dims = Dims(hv);
+  std::uniform_real_distribution<float> alog(std::log(0.02f), std::log(4.0f));
+  std::uniform_real_distribution<float> dtb(-2.0f, 1.0f);
+  for (int h = 0; h < hv; ++h) {
+    l.A_log.push_back(alog(rng));
+    l.dt_bias.push_back(dtb(rng));
+  }
+  return l;
+}
+
+StepInputs MakeStep(const Layer& l, int B, std::mt19937& rng) {
+  StepInputs s;
+  s.qkv =
+      testing::RandomBf16Exact(rng, static_cast<size_t>(B) * l.dims.conv_dim());
+  s.a = testing::RandomBf16Exact(rng,
+                                 static_cast<size_t>(B) * l.dims.num_v_heads);
+  s.b = testing::RandomBf16Exact(
+      rng, static_cast<size_t>(B) * l.dims.num_v_heads, 2.0f);
+  return s;
+}
+
+// CPU truth of one plain step of row `row` on `state` (one slot).
+void ReferenceStep(const Layer& l, const StepInputs& in, int row, float* state,
+                   float* o) {
+  const GdnDims& d = l.dims;
+  std::vector<float> q(d.key_dim()), k(d.key_dim()), v(d.value_dim());
+  std::vector<float> g(d.num_v_heads), beta(d.num_v_heads);
+  PrepareQkv(d, &in.qkv[static_cast<size_t>(row) * d.conv_dim()], q.data(),
+             k.data(), v.data());
+  Gates(d.num_v_heads, &in.a[static_cast<size_t>(row) * d.num_v_heads],
+        &in.b[static_cast<size_t>(row) * d.num_v_heads], l.A_log.data(),
+        l.dt_bias.data(), g.data(), beta.data());
+  RecurrentForward(d, 1, q.data(), k.data(), v.data(), g.data(), beta.data(),
+                   state, o);
+}
+
+// Device copies of a step's inputs in the kernel layout, with padded strides
+// (so the tests exercise the stride arguments).
+struct DeviceStep {
+  int64_t qkv_stride = 0, ab_stride = 0;
+  DeviceBuffer<uint16_t> qkv;
+  DeviceBuffer<uint16_t> a16, b16;
+  DeviceBuffer<float> a32, b32;
+};
+
+DeviceStep Upload(const Layer& l, const StepInputs& in, int B) {
+  DeviceStep s;
+  const int cd = l.dims.conv_dim(), hv = l.dims.num_v_heads;
+  s.qkv_stride = cd + 8;
+  s.ab_stride = hv + 3;
+  std::vector<uint16_t> qkv(static_cast<size_t>(B) * s.qkv_stride, 0x7fc0);
+  std::vector<uint16_t> a16(static_cast<size_t>(B) * s.ab_stride, 0x7fc0);
+  std::vector<uint16_t> b16(a16.size(), 0x7fc0);
+  std::vector<float> a32(a16.size(), NAN), b32(a16.size(), NAN);
+  for (int r = 0; r < B; ++r) {
+    for (int c = 0; c < cd; ++c) {
+      qkv[r * s.qkv_stride + c] =
+          ToBf16(in.qkv[static_cast<size_t>(r) * cd + c]);
+    }
+    for (int h = 0; h < hv; ++h) {
+      a16[r * s.ab_stride + h] = ToBf16(in.a[r * hv + h]);
+      b16[r * s.ab_stride + h] = ToBf16(in.b[r * hv + h]);
+      a32[r * s.ab_stride + h] = in.a[r * hv + h];
+      b32[r * s.ab_stride + h] = in.b[r * hv + h];
+    }
+  }
+  s.qkv.Upload(qkv);
+  s.a16.Upload(a16);
+  s.b16.Upload(b16);
+  s.a32.Upload(a32);
+  s.b32.Upload(b32);
+  return s;
+}
+
+// B rows: distinct random slots from a pool of `num_slots`, row `pad_row` (if
+// >= 0) a padding row.
+std::vector<int32_t> ScatteredSlots(int B, int num_slots, int pad_row,
+                                    std::mt19937& rng) {
+  std::vector<int32_t> all(num_slots);
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), rng);
+  std::vector<int32_t> slots(all.begin(), all.begin() + B);
+  if (pad_row >= 0) slots[pad_row] = -1;
+  return slots;
+}
+
+struct PackedCase {
+  int hv;
+  int batch;
+  DecodeTile tile;
+  DType ab_dtype;
+  DType o_dtype;
+};
+
+void RunPacked(const PackedCase& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Layer l = MakeLayer(c.hv, rng);
+  const GdnDims& d = l.dims;
+  const int B = c.batch, num_slots = 2 * B + 3;
+  const size_t sf = d.state_floats();
+  const StepInputs in = MakeStep(l, B, rng);
+  std::vector<float> pool = testing::RandomNormal(rng, num_slots * sf, 0.3f);
+  const std::vector<int32_t> slots =
+      ScatteredSlots(B, num_slots, B > 2 ? B / 2 : -1, rng);
+  DeviceStep ds = Upload(l, in, B);
+  DeviceBuffer<float> state = ToDevice(pool);
+  DeviceBuffer<int32_t> dslots = ToDevice(slots);
+  const int64_t o_stride = d.value_dim() + 8;
+  const bool o32 = c.o_dtype == DType::kFp32;
+  DeviceBuffer<float> o32buf(o32 ? B * o_stride : 0);
+  DeviceBuffer<uint16_t> o16buf(o32 ? 0 : B * o_stride);
+  // Poison (NaN in both dtypes): every element must be written.
+  ASSERT_EQ(o32 ? o32buf.Fill(0xff) : o16buf.Fill(0xff), cudaSuccess);
+
+  GdnDecodeParams p;
+  p.num_k_heads = d.num_k_heads;
+  p.num_v_heads = d.num_v_heads;
+  p.batch = B;
+  p.qkv = ds.qkv.get();
+  p.qkv_row_stride = ds.qkv_stride;
+  const bool ab32 = c.ab_dtype == DType::kFp32;
+  p.a = ab32 ? static_cast<const void*>(ds.a32.get()) : ds.a16.get();
+  p.b = ab32 ? static_cast<const void*>(ds.b32.get()) : ds.b16.get();
+  p.ab_row_stride = ds.ab_stride;
+  p.ab_dtype = c.ab_dtype;
+  DeviceBuffer<float> A_log = ToDevice(l.A_log), dt_bias = ToDevice(l.dt_bias);
+  p.A_log = A_log.get();
+  p.dt_bias = dt_bias.get();
+  p.state = state.get();
+  p.num_slots = num_slots;
+  p.slot_indices = dslots.get();
+  p.o = o32 ? static_cast<void*>(o32buf.get()) : o16buf.get();
+  p.o_row_stride = o_stride;
+  p.o_dtype = c.o_dtype;
+  p.tile = c.tile;
+  ASSERT_TRUE(LaunchGdnPackedDecode(p, nullptr).ok());
+  ASSERT_EQ(testing::CudaLastError(), "");
+
+  // CPU truth on a copy of the pool.
+  std::vector<float> want_pool = pool;
+  std::vector<float> want_o(static_cast<size_t>(B) * d.value_dim(), 0.0f);
+  for (int r = 0; r < B; ++r) {
+    if (slots[r] < 0) continue;
+    ReferenceStep(l, in, r, &want_pool[slots[r] * sf],
+                  &want_o[static_cast<size_t>(r) * d.value_dim()]);
+  }
+  const std::vector<float> got_pool = state.Download();
+  std::vector<float> got_o(static_cast<size_t>(B) * o_stride);
+  if (o32) {
+    got_o = o32buf.Download();
+  } else {
+    got_o = FromBf16(o16buf.Download());
+  }
+  std::vector<bool> used(num_slots, false);
+  const std::string what = std::string("tile ") + DecodeTileName(c.tile) +
+                           " HV " + std::to_string(c.hv) + " B " +
+                           std::to_string(B);
+  for (int r = 0; r < B; ++r) {
+    const float* go = &got_o[r * o_stride];
+    const float* wo = &want_o[static_cast<size_t>(r) * d.value_dim()];
+    ASSERT_TRUE(testing::AllFinite(go, d.value_dim()))
+        << what << ": output row " << r << " not fully written";
+    if (slots[r] < 0) {
+      for (int i = 0; i < d.value_dim(); ++i) ASSERT_EQ(go[i], 0.0f) << what;
+      continue;
+    }
+    used[slots[r]] = true;
+    // fp32 out: the kernel's fp32 result; bf16 out: one rounding on top.
+    EXPECT_LT(RelErr(go, wo, d.value_dim()), o32 ? 1e-5 : 4e-3)
+        << what << " row " << r;
+    EXPECT_LT(RelErr(&got_pool[slots[r] * sf], &want_pool[slots[r] * sf], sf),
+              1e-5)
+        << what << " row " << r;
+  }
+  for (int s = 0; s < num_slots; ++s) {
+    if (used[s]) continue;
+    ASSERT_EQ(0, std::memcmp(&got_pool[s * sf], &pool[s * sf], sf * 4))
+        << what << ": untouched slot " << s << " changed";
+  }
+}
+
+TEST(PackedDecodeTest, MatchesReferenceEveryTileAndHeadCount) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 1;
+  for (int hv : {16, 32, 48, 64}) {
+    for (int t = 0; t < kNumDecodeTiles; ++t) {
+      RunPacked({hv, 5, static_cast<DecodeTile>(t), DType::kBf16, DType::kFp32},
+                seed++);
+    }
+  }
+}
+
+TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
+  SKIP_WITHOUT_GPU();
+  RunPacked({32, 37, DecodeTile::kAuto, DType::kFp32, DType::kFp32}, 100);
+  RunPacked({32, 37, DecodeTile::kAuto, DType::kBf16, DType::kBf16}, 101);
+  RunPacked({16, 1, DecodeTile::kAuto, DType::kBf16, DType::kBf16}, 102);
+  RunPacked({64, 3, DecodeTile::kBv64, DType::kFp32, DType::kBf16}, 103);
+}
+
+// ---------------------------------------------------------------- ReplaySSM
+
+struct ReplayCase {
+  int hv = 32;
+  int L = 16;
+  int batch = 7;
+  int cycles = 5;
+  DecodeTile tile = DecodeTile::kAuto;
+  DType ring_dtype = DType::kFp32;
+  double tol_out = 1e-5;
+  double tol_state = 1e-5;
+  bool fold_midway = false;
+};
+
+// Drives B rows through cycles * L + 3 steps on the GPU (ReplaySSM kernel +
+// cursor advance kernel) and on the CPU (plain recurrent steps, the truth).
+// Row roles: row 0 is OFF (packed path in the same launch), row 1 a padding
+// row, the others ON with phases staggered by forced flushes at different
+// steps. Checks every output, the checkpoint of every row after each of its
+// flushes, the unchanged checkpoint between flushes, and the device cursors.
+void RunReplay(const ReplayCase& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Layer l = MakeLayer(c.hv, rng);
+  const GdnDims& d = l.dims;
+  const int B = c.batch, L = c.L, num_slots = B + 4, num_rings = B + 2;
+  const size_t sf = d.state_floats();
+  std::vector<float> pool = testing::RandomNormal(rng, num_slots * sf, 0.3f);
+  std::vector<int32_t> slots = ScatteredSlots(B, num_slots, 1, rng);
+  std::vector<int32_t> rings = ScatteredSlots(B, num_rings, -1, rng);
+  rings[0] = -1;                    // OFF row
+  std::vector<float> truth = pool;  // CPU states, by slot
+  DeviceBuffer<float> state = ToDevice(pool);
+  DeviceBuffer<int32_t> dslots = ToDevice(slots), drings = ToDevice(rings);
+  std::vector<int32_t> wp(B, 0);
+  DeviceBuffer<int32_t> dwp = ToDevice(wp);
+  DeviceBuffer<int8_t> dforce(B);
+  const int64_t ring_bytes = GdnReplayRing::SlotBytes(
+      d.num_k_heads, d.num_v_heads, kD, L, c.ring_dtype);
+  const int e = DTypeBytes(c.ring_dtype);
+  DeviceBuffer<uint8_t> rk(static_cast<size_t>(num_rings) * d.num_k_heads * L *
+                           kD * e);
+  DeviceBuffer<uint8_t> rd(static_cast<size_t>(num_rings) * d.num_v_heads * L *
+                           kD * e);
+  DeviceBuffer<float> rg(static_cast<size_t>(num_rings) * d.num_v_heads * L);
+  ASSERT_EQ(rk.bytes() + rd.bytes() + rg.bytes(),
+            static_cast<size_t>(num_rings * ring_bytes));
+  // Garbage in the rings: entries past the cursor must never be read.
+  ASSERT_EQ(rk.Fill(0xff), cudaSuccess);
+  ASSERT_EQ(rd.Fill(0xff), cudaSuccess);
+  ASSERT_EQ(rg.Fill(0xff), cudaSuccess);
+  DeviceBuffer<float> A_log = ToDevice(l.A_log), dt_bias = ToDevice(l.dt_bias);
+  const int64_t o_stride = d.value_dim();
+  DeviceBuffer<float> o(static_cast<size_t>(B) * o_stride);
+
+  GdnReplayParams p;
+  p.step.num_k_heads = d.num_k_heads;
+  p.step.num_v_heads = d.num_v_heads;
+  p.step.batch = B;
+  p.step.ab_dtype = DType::kBf16;
+  p.step.A_log = A_log.get();
+  p.step.dt_bias = dt_bias.get();
+  p.step.state = state.get();
+  p.step.num_slots = num_slots;
+  p.step.slot_indices = dslots.get();
+  p.step.o = o.get();
+  p.step.o_row_stride = o_stride;
+  p.step.o_dtype = DType::kFp32;
+  p.step.tile = c.tile;
+  p.ring.length = L;
+  p.ring.dtype = c.ring_dtype;
+  p.ring.k = rk.get();
+  p.ring.d = rd.get();
+  p.ring.g = rg.get();
+  p.ring.num_ring_slots = num_rings;
+  p.ring_indices = drings.get();
+  p.write_pos = dwp.get();
+  p.force_flush = dforce.get();
+  GdnReplayAdvanceParams adv;
+  adv.batch = B;
+  adv.ring_length = L;
+  adv.ring_indices = drings.get();
+  adv.write_pos = dwp.get();
+  adv.force_flush = dforce.get();
+
+  double max_out = 0.0, max_state = 0.0;
+  int flush_checks = 0;
+  const int steps = c.cycles * L + 3;
+  std::vector<float> want_o(d.value_dim());
+  std::vector<float> last_ckpt = pool;  // device checkpoint at last flush
+  for (int step = 0; step < steps; ++step) {
+    // Forced flushes stagger the rows' phases (row r forced at step r + 1).
+    std::vector<int8_t> force(B, 0);
+    for (int r = 2; r < B; ++r) force[r] = (step == r + 1 && L > 1) ? 1 : 0;
+    ASSERT_EQ(dforce.Upload(force), cudaSuccess);
+    if (c.fold_midway && step == steps / 2) {
+      GdnReplayFoldParams fp;
+      fp.num_k_heads = d.num_k_heads;
+      fp.num_v_heads = d.num_v_heads;
+      fp.batch = B;
+      fp.state = state.get();
+      fp.num_slots = num_slots;
+      fp.slot_indices = dslots.get();
+      fp.ring = p.ring;
+      fp.ring_indices = drings.get();
+      fp.write_pos = dwp.get();
+      ASSERT_TRUE(LaunchGdnReplayFold(fp, nullptr).ok());
+      std::vector<int32_t> zero(B, 0);
+      ASSERT_EQ(dwp.Upload(zero), cudaSuccess);
+      wp = zero;
+      const std::vector<float> got = state.Download();
+      for (int r = 0; r < B; ++r) {
+        if (slots[r] < 0) continue;
+        const double err =
+            RelErr(&got[slots[r] * sf], &truth[slots[r] * sf], sf);
+        max_state = std::max(max_state, err);
+        EXPECT_LT(err, c.tol_state) << "fold, row " << r;
+      }
+      last_ckpt = got;
+    }
+    const StepInputs in = MakeStep(l, B, rng);
+    DeviceStep ds = Upload(l, in, B);
+    p.step.qkv = ds.qkv.get();
+    p.step.qkv_row_stride = ds.qkv_stride;
+    p.step.a = ds.a16.get();
+    p.step.b = ds.b16.get();
+    p.step.ab_row_stride = ds.ab_stride;
+    ASSERT_EQ(o.Fill(0xff), cudaSuccess);
+    ASSERT_TRUE(LaunchGdnReplayDecode(p, nullptr).ok());
+    ASSERT_TRUE(LaunchGdnReplayAdvance(adv, nullptr).ok());
+    ASSERT_EQ(testing::CudaLastError(), "");
+    const std::vector<float> got_o = o.Download();
+    const std::vector<float> got_state = state.Download();
+    for (int r = 0; r < B; ++r) {
+      const float* go = &got_o[r * o_stride];
+      ASSERT_TRUE(testing::AllFinite(go, d.value_dim())) << "row " << r;
+      if (slots[r] < 0) {
+        for (int i = 0; i < d.value_dim(); ++i) ASSERT_EQ(go[i], 0.0f);
+        continue;
+      }
+      float* ts = &truth[slots[r] * sf];
+      ReferenceStep(l, in, r, ts, want_o.data());
+      const double eo = RelErr(go, want_o.data(), d.value_dim());
+      max_out = std::max(max_out, eo);
+      ASSERT_LT(eo, c.tol_out) << "step " << step << " row " << r;
+      const bool on = rings[r] >= 0;
+      const bool flushed = !on || wp[r] == L - 1 || force[r] != 0;
+      const float* gs = &got_state[slots[r] * sf];
+      if (flushed) {
+        const double es = RelErr(gs, ts, sf);
+        max_state = std::max(max_state, es);
+        ++flush_checks;
+        ASSERT_LT(es, c.tol_state) << "step " << step << " row " << r;
+        std::memcpy(&last_ckpt[slots[r] * sf], gs, sf * 4);
+        wp[r] = 0;
+      } else {
+        ASSERT_EQ(0, std::memcmp(gs, &last_ckpt[slots[r] * sf], sf * 4))
+            << "non-flush step wrote the checkpoint, step " << step;
+        ++wp[r];
+      }
+    }
+    std::vector<int32_t> got_wp = dwp.Download();
+    for (int r = 0; r < B; ++r) {
+      if (rings[r] >= 0 && slots[r] >= 0) {
+        ASSERT_EQ(got_wp[r], wp[r]) << "cursor of row " << r;
+      }
+    }
+  }
+  std::printf(
+      "replay HV=%d L=%d tile=%s ring=%s: max out rel err %.3g, max state rel "
+      "err %.3g (%d flush checks)\n",
+      c.hv, L, DecodeTileName(c.tile), DTypeName(c.ring_dtype), max_out,
+      max_state, flush_checks);
+  EXPECT_GE(flush_checks, c.cycles * (B - 2));
+}
+
+TEST(ReplayDecodeTest, Fp32RingEqualsRecurrentOverFiveCycles) {
+  SKIP_WITHOUT_GPU();
+  for (int L : {1, 8, 16}) {
+    ReplayCase c;
+    c.L = L;
+    RunReplay(c, 200 + L);
+  }
+}
+
+TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 300;
+  for (int t = 1; t < kNumDecodeTiles; ++t) {
+    ReplayCase c;
+    c.hv = 16;
+    c.L = 16;
+    c.batch = 5;
+    c.tile = static_cast<DecodeTile>(t);
+    RunReplay(c, seed++);
+  }
+  for (int hv : {48, 64}) {
+    ReplayCase c;
+    c.hv = hv;
+    c.L = 8;
+    c.batch = 4;
+    RunReplay(c, seed++);
+  }
+}
+
+TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
+  // L = 64: more entries than the kernel keeps in registers and more than a
+  // warp's lanes.
+  SKIP_WITHOUT_GPU();
+  ReplayCase c;
+  c.hv = 16;
+  c.L = 64;
+  c.batch = 4;
+  c.cycles = 2;
+  RunReplay(c, 400);
+}
+
+TEST(ReplayDecodeTest, FoldGivesExactState) {
+  SKIP_WITHOUT_GPU();
+  ReplayCase c;
+  c.L = 16;
+  c.batch = 6;
+  c.fold_midway = true;
+  RunReplay(c, 500);
+}
+
+TEST(ReplayDecodeTest, Bf16RingStaysClose) {
+  // bf16 k and d: the replayed updates are rounded and folded into the state
+  // at each flush; the drift is bounded, not exact.
+  SKIP_WITHOUT_GPU();
+  ReplayCase c;
+  c.ring_dtype = DType::kBf16;
+  c.tol_out = 2e-2;
+  c.tol_state = 2e-2;
+  RunReplay(c, 600);
+}
+
+TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
+  GdnDecodeParams p;
+  p.batch = 0;
+  EXPECT_TRUE(p.Validate().ok());  // nothing to do
+  p.batch = 1;
+  EXPECT_FALSE(p.Validate().ok());  // null buffers
+  p.head_dim = 64;
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+  p.head_dim = 128;
+  p.num_v_heads = 24;
+  p.num_k_heads = 16;
+  EXPECT_FALSE(p.Validate().ok());
+  GdnReplayAdvanceParams a;
+  a.batch = 3;
+  a.ring_length = 65;
+  EXPECT_FALSE(a.Validate().ok());
+  EXPECT_EQ(DecodeTileRows(DecodeTile::kBv32), 32);
+  EXPECT_NE(DecodeTileFor(1, 32), DecodeTile::kAuto);
+  EXPECT_EQ(GdnReplayRing::SlotBytes(16, 32, 128, 16, DType::kFp32),
+            16LL * (16 * 128 * 4 + 32 * 128 * 4 + 32 * 4));
+}
+
+}  // namespace
+}  // namespace rollout::gdn

@@ -1,0 +1,63 @@
+// GDN chunked prefill on the GPU (WY / UT form, chunk 64, fp32 throughout):
+// outputs of every prompt token and the exact final state written into the
+// sequence's slot (the ReplaySSM checkpoint; the caller sets its ring cursor
+// to 0). Math: gdn/reference.h ChunkedForward (the CPU oracle) and
+// ../shared/docs/gdn_replayssm.md section 1.
+//
+// Buffers (device memory, row-major; bf16 = uint16_t bit patterns):
+//   qkv   [tokens, qkv_row_stride] bf16 post-conv rows [Q | K | V] (conv.h).
+//   a, b  [tokens, ab_row_stride] raw gate projections (ab_dtype).
+//   A_log, dt_bias  [HV] fp32.
+//   cu_seqlens [num_seqs + 1] int32 token offsets.
+//   state [num_slots, HV, V, K] fp32; sequence s uses slot_indices[s] (< 0:
+//         skipped, its o rows untouched).
+//   has_initial_state [num_seqs] int8 or null (null: every sequence continues
+//         from its stored state, e.g. a chunked-prefill continuation, whose
+//         ring must have been folded); 0: start from zeros (a fresh prompt;
+//         the slot need not be cleared).
+//   o     [tokens, o_row_stride] row = [HV, V] (o_dtype).
+// One CTA per (sequence, value head, 32-row V block); it walks its
+// sequence's chunks in order with the state block in shared memory.
+#ifndef ROLLOUT_GDN_PREFILL_H_
+#define ROLLOUT_GDN_PREFILL_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "gdn/dtype.h"
+
+namespace rollout::gdn {
+
+struct GdnPrefillParams {
+  int num_k_heads = 16;  // H
+  int num_v_heads = 32;  // HV
+  int head_dim = 128;    // K = V (only 128)
+  int num_seqs = 0;
+  const int32_t* cu_seqlens = nullptr;  // [num_seqs + 1]
+  const uint16_t* qkv = nullptr;        // [tokens, qkv_row_stride]
+  int64_t qkv_row_stride = 0;           // >= 2*H*K + HV*V, multiple of 8
+  const void* a = nullptr;              // [tokens, ab_row_stride]
+  const void* b = nullptr;
+  int64_t ab_row_stride = 0;
+  DType ab_dtype = DType::kBf16;
+  const float* A_log = nullptr;    // [HV]
+  const float* dt_bias = nullptr;  // [HV]
+  float* state = nullptr;          // [num_slots, HV, V, K]
+  int64_t num_slots = 0;
+  const int32_t* slot_indices = nullptr;      // [num_seqs]
+  const int8_t* has_initial_state = nullptr;  // [num_seqs] or null
+  void* o = nullptr;                          // [tokens, o_row_stride]
+  int64_t o_row_stride = 0;
+  DType o_dtype = DType::kBf16;
+
+  absl::Status Validate() const;
+};
+
+absl::Status LaunchGdnChunkedPrefill(const GdnPrefillParams& params,
+                                     cudaStream_t stream);
+
+}  // namespace rollout::gdn
+
+#endif  // ROLLOUT_GDN_PREFILL_H_
