@@ -313,7 +313,7 @@ metadata: {name: bad}
         self.assertEqual(sleep, 15)
         self.assertEqual(pod["terminationGracePeriodSeconds"], sleep + cfg["shutdown_grace_seconds"] + 30)
         pod, c = self.pod("all-options")["spec"], self.container("all-options")
-        self.assertEqual(c["lifecycle"]["preStop"]["exec"]["command"][0], "/usr/local/bin/rolloutd")
+        self.assertEqual(c["lifecycle"]["preStop"]["exec"]["command"], ["/bin/sh", "-c", "sleep 20"])
         self.assertEqual(pod["terminationGracePeriodSeconds"], 1900)
         self.assertNotIn("lifecycle", self.container("hostpath"))
         self.assertEqual(self.pod("hostpath")["spec"]["terminationGracePeriodSeconds"], 60 + 30)
