@@ -399,6 +399,86 @@ absl::Status ModelConfig::Validate() const {
   return absl::OkStatus();
 }
 
+absl::Status CheckSameArchitecture(const ModelConfig& a, const ModelConfig& b) {
+  auto differ = [](absl::string_view field, const auto& x, const auto& y) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("new checkpoint has a different architecture: ", field,
+                     " is ", y, ", serving model has ", x));
+  };
+  if (a.model_type != b.model_type) {
+    return differ("model_type", a.model_type, b.model_type);
+  }
+  if (a.vocab_size != b.vocab_size) {
+    return differ("vocab_size", a.vocab_size, b.vocab_size);
+  }
+  if (a.hidden_size != b.hidden_size) {
+    return differ("hidden_size", a.hidden_size, b.hidden_size);
+  }
+  if (a.num_layers != b.num_layers) {
+    return differ("num_hidden_layers", a.num_layers, b.num_layers);
+  }
+  if (a.intermediate_size != b.intermediate_size) {
+    return differ("intermediate_size", a.intermediate_size,
+                  b.intermediate_size);
+  }
+  if (a.rms_norm_eps != b.rms_norm_eps) {
+    return differ("rms_norm_eps", a.rms_norm_eps, b.rms_norm_eps);
+  }
+  if (a.tie_word_embeddings != b.tie_word_embeddings) {
+    return differ("tie_word_embeddings", a.tie_word_embeddings,
+                  b.tie_word_embeddings);
+  }
+  for (int i = 0; i < a.num_layers; ++i) {
+    if (a.layer_kinds[i] != b.layer_kinds[i]) {
+      return differ(absl::StrCat("layer_types[", i, "]"),
+                    static_cast<int>(a.layer_kinds[i]),
+                    static_cast<int>(b.layer_kinds[i]));
+    }
+    if (a.ffn_kinds[i] != b.ffn_kinds[i]) {
+      return differ(absl::StrCat("MoE-ness of layer ", i),
+                    static_cast<int>(a.ffn_kinds[i]),
+                    static_cast<int>(b.ffn_kinds[i]));
+    }
+  }
+  const GdnConfig &ga = a.gdn, &gb = b.gdn;
+  if (ga.num_k_heads != gb.num_k_heads || ga.num_v_heads != gb.num_v_heads ||
+      ga.head_k_dim != gb.head_k_dim || ga.head_v_dim != gb.head_v_dim ||
+      ga.conv_kernel != gb.conv_kernel) {
+    return differ(
+        "linear attention heads/dims",
+        absl::StrCat(ga.num_k_heads, "/", ga.num_v_heads, "/", ga.head_k_dim,
+                     "/", ga.head_v_dim, "/", ga.conv_kernel),
+        absl::StrCat(gb.num_k_heads, "/", gb.num_v_heads, "/", gb.head_k_dim,
+                     "/", gb.head_v_dim, "/", gb.conv_kernel));
+  }
+  const AttentionConfig &aa = a.attention, &ab = b.attention;
+  if (aa.num_heads != ab.num_heads || aa.num_kv_heads != ab.num_kv_heads ||
+      aa.head_dim != ab.head_dim) {
+    return differ(
+        "attention heads/kv heads/head_dim",
+        absl::StrCat(aa.num_heads, "/", aa.num_kv_heads, "/", aa.head_dim),
+        absl::StrCat(ab.num_heads, "/", ab.num_kv_heads, "/", ab.head_dim));
+  }
+  if (a.rope.theta != b.rope.theta || a.rope.rotary_dim != b.rope.rotary_dim) {
+    return differ("rope theta/rotary dim",
+                  absl::StrCat(a.rope.theta, "/", a.rope.rotary_dim),
+                  absl::StrCat(b.rope.theta, "/", b.rope.rotary_dim));
+  }
+  const MoeConfig &ma = a.moe, &mb = b.moe;
+  if (ma.num_experts != mb.num_experts || ma.top_k != mb.top_k ||
+      ma.intermediate_size != mb.intermediate_size ||
+      ma.shared_intermediate_size != mb.shared_intermediate_size ||
+      ma.norm_topk_prob != mb.norm_topk_prob) {
+    return differ(
+        "MoE experts/top-k/sizes/normalisation",
+        absl::StrCat(ma.num_experts, "/", ma.top_k, "/", ma.intermediate_size,
+                     "/", ma.shared_intermediate_size, "/", ma.norm_topk_prob),
+        absl::StrCat(mb.num_experts, "/", mb.top_k, "/", mb.intermediate_size,
+                     "/", mb.shared_intermediate_size, "/", mb.norm_topk_prob));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ModelConfig> ParseModelConfig(
     absl::string_view config_json, absl::string_view generation_config_json) {
   ASSIGN_OR_RETURN(json root, ParseJson(config_json, "config.json"));

@@ -115,6 +115,14 @@ struct ModelConfig {
   absl::Status Validate() const;
 };
 
+// OK when `candidate` has the same architecture as `serving` (every shape,
+// layer kind, FFN kind and numeric convention), so that its weights can
+// replace the serving ones without touching any pool; otherwise
+// FailedPrecondition naming the first differing field. eos ids and
+// max_position_embeddings may differ.
+absl::Status CheckSameArchitecture(const ModelConfig& serving,
+                                   const ModelConfig& candidate);
+
 // Parses config.json text (and optionally generation_config.json text; empty
 // when absent). Every error names the field.
 absl::StatusOr<ModelConfig> ParseModelConfig(

@@ -44,8 +44,8 @@ absl::StatusOr<NameMap> BuildNameMap(const std::vector<std::string>& names) {
         auto [it, inserted] = map.to_checkpoint.emplace(c.canonical, name);
         if (!inserted) {
           return absl::InvalidArgumentError(
-              absl::StrCat("checkpoint has both '", it->second, "' and '",
-                           name, "' for the same weight"));
+              absl::StrCat("checkpoint has both '", it->second, "' and '", name,
+                           "' for the same weight"));
         }
         break;
       }

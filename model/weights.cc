@@ -35,9 +35,9 @@ class WeightReader {
   absl::StatusOr<const Checkpoint::Entry*> Entry(const std::string& name) {
     auto it = names_.to_checkpoint.find(name);
     if (it == names_.to_checkpoint.end()) {
-      return absl::NotFoundError(absl::StrCat(
-          ckpt_.dir(), ": missing tensor '", name,
-          "' (or its model.language_model. form)"));
+      return absl::NotFoundError(
+          absl::StrCat(ckpt_.dir(), ": missing tensor '", name,
+                       "' (or its model.language_model. form)"));
     }
     used_.insert(name);
     return ckpt_.Find(it->second);
@@ -90,10 +90,11 @@ class WeightReader {
       unused.resize(8);
       unused.push_back("...");
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        ckpt_.dir(), ": tensors not used by this model config (wrong "
+    return absl::InvalidArgumentError(
+        absl::StrCat(ckpt_.dir(),
+                     ": tensors not used by this model config (wrong "
                      "architecture or config?): ",
-        absl::StrJoin(unused, ", ")));
+                     absl::StrJoin(unused, ", ")));
   }
 
  private:
@@ -128,8 +129,8 @@ absl::Status LoadGdn(const ModelConfig& c, const std::string& p,
   float* a = b + HV * D;
   if (r.Has(p + "in_proj_qkvz.weight")) {
     // Qwen3-Next: fused and grouped per key head.
-    RETURN_IF_ERROR(ReadRowsPermuted(r, p + "in_proj_qkvz.weight",
-                                     {C + VD, D}, QkvzSourceRows(g), qkv));
+    RETURN_IF_ERROR(ReadRowsPermuted(r, p + "in_proj_qkvz.weight", {C + VD, D},
+                                     QkvzSourceRows(g), qkv));
     RETURN_IF_ERROR(ReadRowsPermuted(r, p + "in_proj_ba.weight", {2 * HV, D},
                                      BaSourceRows(g), b));
   } else {
@@ -161,8 +162,8 @@ absl::Status LoadAttention(const ModelConfig& c, const std::string& p,
   float* q = w->qkv_proj.data();
   RETURN_IF_ERROR(r.Read(p + "q_proj.weight", {q_rows, D}, q));
   RETURN_IF_ERROR(r.Read(p + "k_proj.weight", {kv_rows, D}, q + q_rows * D));
-  RETURN_IF_ERROR(r.Read(p + "v_proj.weight", {kv_rows, D},
-                         q + (q_rows + kv_rows) * D));
+  RETURN_IF_ERROR(
+      r.Read(p + "v_proj.weight", {kv_rows, D}, q + (q_rows + kv_rows) * D));
   w->q_norm.resize(hd);
   w->k_norm.resize(hd);
   w->o_proj.resize(static_cast<size_t>(D * a.num_heads * hd));
@@ -308,10 +309,10 @@ absl::StatusOr<std::unique_ptr<ModelWeights>> LoadModelWeights(
     l.ffn = c.ffn_kinds[i];
     l.input_norm.resize(D);
     l.post_norm.resize(D);
-    RETURN_IF_ERROR(r.Read(p + "input_layernorm.weight", {D},
-                           l.input_norm.data()));
-    RETURN_IF_ERROR(r.Read(p + "post_attention_layernorm.weight", {D},
-                           l.post_norm.data()));
+    RETURN_IF_ERROR(
+        r.Read(p + "input_layernorm.weight", {D}, l.input_norm.data()));
+    RETURN_IF_ERROR(
+        r.Read(p + "post_attention_layernorm.weight", {D}, l.post_norm.data()));
     if (l.kind == LayerKind::kLinearAttention) {
       RETURN_IF_ERROR(LoadGdn(c, p + "linear_attn.", r, &l.gdn));
     } else {

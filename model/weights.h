@@ -31,10 +31,10 @@ namespace rollout::model {
 struct GdnWeights {
   // [conv_dim + value_dim + 2*HV, D]: rows [Q | K | V | Z | b | a].
   std::vector<float> in_proj;
-  std::vector<float> conv;     // [conv_dim, Kc]
-  std::vector<float> A_log;    // [HV]
-  std::vector<float> dt_bias;  // [HV]
-  std::vector<float> norm;     // [V] gated RMSNorm weight (plain, not 1+w)
+  std::vector<float> conv;      // [conv_dim, Kc]
+  std::vector<float> A_log;     // [HV]
+  std::vector<float> dt_bias;   // [HV]
+  std::vector<float> norm;      // [V] gated RMSNorm weight (plain, not 1+w)
   std::vector<float> out_proj;  // [D, value_dim]
 };
 
@@ -48,9 +48,9 @@ struct AttentionWeights {
 };
 
 struct MlpWeights {
-  int intermediate = 0;          // I
-  std::vector<float> gate_up;    // [2I, D]: gate rows, then up rows
-  std::vector<float> down;       // [D, I]
+  int intermediate = 0;        // I
+  std::vector<float> gate_up;  // [2I, D]: gate rows, then up rows
+  std::vector<float> down;     // [D, I]
 };
 
 struct MoeWeights {
