@@ -9,6 +9,7 @@ that tools/setup.sh (tools/get_npm_tools.sh) fills, and promtool/node are Debian
   helm     $HELM if set, else <.tools>/bin/helm
   node     $NODE if set, else /usr/bin/node, else `node` on PATH
   promtool $PROMTOOL if set, else /usr/bin/promtool, else `promtool` on PATH
+  prometheus $PROMETHEUS if set, else /usr/bin/prometheus, else `prometheus` on PATH
 A missing tool fails the test with the command that installs it.
 """
 import os
@@ -79,6 +80,10 @@ def node():
 
 def promtool():
     return _system_tool("PROMTOOL", "/usr/bin/promtool", "promtool")
+
+
+def prometheus():
+    return _system_tool("PROMETHEUS", "/usr/bin/prometheus", "prometheus")
 
 
 def node_modules():
