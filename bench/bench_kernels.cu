@@ -1,0 +1,88 @@
+#include <cuda_runtime.h>
+
+#include "bench/bench_kernels.h"
+
+namespace rollout::bench {
+namespace {
+
+__device__ __forceinline__ float HashUniform(uint64_t seed, uint64_t i) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + i;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+}
+
+__global__ void FillUniformKernel(float* x, size_t n, uint64_t seed, float lo,
+                                  float hi) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+       i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    x[i] = lo + (hi - lo) * HashUniform(seed, i);
+  }
+}
+
+__global__ void FillUniformBf16Kernel(uint16_t* x, size_t n, uint64_t seed,
+                                      float lo, float hi) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+       i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float f = lo + (hi - lo) * HashUniform(seed, i);
+    x[i] = static_cast<uint16_t>(__float_as_uint(f) >> 16);
+  }
+}
+
+__global__ void ScaleKernel(float4* x, size_t n4, float c) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+       i < n4; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    float4 v = x[i];
+    v.x *= c, v.y *= c, v.z *= c, v.w *= c;
+    x[i] = v;
+  }
+}
+
+__global__ void ReadSumKernel(const float4* x, size_t n4, float* out) {
+  float acc = 0.0f;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+       i < n4; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = __ldcs(x + i);
+    acc += v.x + v.y + v.z + v.w;
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  }
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, acc);
+}
+
+int Blocks() {
+  int dev = 0, sms = 132;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  return sms * 8;
+}
+
+}  // namespace
+
+cudaError_t FillUniform(float* x, size_t n, uint64_t seed, float lo, float hi,
+                        cudaStream_t stream) {
+  FillUniformKernel<<<Blocks(), 256, 0, stream>>>(x, n, seed, lo, hi);
+  return cudaGetLastError();
+}
+
+cudaError_t FillUniformBf16(uint16_t* x, size_t n, uint64_t seed, float lo,
+                            float hi, cudaStream_t stream) {
+  FillUniformBf16Kernel<<<Blocks(), 256, 0, stream>>>(x, n, seed, lo, hi);
+  return cudaGetLastError();
+}
+
+cudaError_t ScaleInPlace(float* x, size_t n, float c, cudaStream_t stream) {
+  ScaleKernel<<<Blocks(), 256, 0, stream>>>(reinterpret_cast<float4*>(x), n / 4,
+                                            c);
+  return cudaGetLastError();
+}
+
+cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream) {
+  ReadSumKernel<<<Blocks(), 256, 0, stream>>>(
+      reinterpret_cast<const float4*>(x), n / 4, out);
+  return cudaGetLastError();
+}
+
+}  // namespace rollout::bench

@@ -1,0 +1,28 @@
+// Helper kernels of the benchmarks (plain C++ header): device-side random
+// fills (multi-GiB pools without host traffic) and the bandwidth ceilings
+// measured in the same run as the kernels (in-place read-modify-write and a
+// read-only stream; the copy ceiling is cudaMemcpyAsync device-to-device).
+#ifndef ROLLOUT_BENCH_BENCH_KERNELS_H_
+#define ROLLOUT_BENCH_BENCH_KERNELS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rollout::bench {
+
+// x[i] = uniform(lo, hi) from a counter hash of (seed, i).
+cudaError_t FillUniform(float* x, size_t n, uint64_t seed, float lo, float hi,
+                        cudaStream_t stream);
+// bf16 bit patterns of uniform(lo, hi).
+cudaError_t FillUniformBf16(uint16_t* x, size_t n, uint64_t seed, float lo,
+                            float hi, cudaStream_t stream);
+// x[i] *= c over n floats (n % 4 == 0, x 16-byte aligned): 2n*4 bytes moved.
+cudaError_t ScaleInPlace(float* x, size_t n, float c, cudaStream_t stream);
+// Sum of n floats into *out (n % 4 == 0): n*4 bytes read.
+cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream);
+
+}  // namespace rollout::bench
+
+#endif  // ROLLOUT_BENCH_BENCH_KERNELS_H_

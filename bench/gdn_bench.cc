@@ -1,0 +1,702 @@
+// GDN decode kernels benchmark (a program, not a test).
+//
+// For each head shape (H/HV = 16/32 and 16/16) and batch (1 ... 1024):
+//   - packed decode, every tile and the auto choice;
+//   - ReplaySSM L = 16 (fp32 ring: every tile; bf16 ring: auto), averaged over
+//     a full ring cycle and split into non-flush / flush steps;
+//   - mixed ON/OFF batches: OFF rows in the replay launch vs a separate packed
+//     launch.
+// Method (as ../shared/docs/peer_baseline.md): a CUDA graph of back-to-back
+// calls whose slot sets rotate over >= 256 MiB of state (state always comes
+// from HBM), median over replays, µs per call = replay time / calls. The
+// copy / in-place / read-only bandwidth ceilings are measured in the same run.
+// Effective bandwidth counts the algorithmic minimum bytes: fp32 state read
+// (+ write), ring reads/appends, q|k|v, a, b in and o out.
+//
+//   gdn_bench [--json=PATH] [--quick]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "bench/bench_kernels.h"
+#include "gdn/conv.h"
+#include "gdn/decode.h"
+#include "gdn/prefill.h"
+#include "nlohmann/json.hpp"
+
+namespace rollout::bench {
+namespace {
+
+using gdn::DecodeTile;
+using gdn::DType;
+using nlohmann::json;
+
+#define CK(x)                                                        \
+  do {                                                               \
+    const cudaError_t e_ = (x);                                      \
+    if (e_ != cudaSuccess) {                                         \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, \
+                   cudaGetErrorString(e_));                          \
+      std::exit(1);                                                  \
+    }                                                                \
+  } while (0)
+
+#define OK(x)                                                \
+  do {                                                       \
+    const absl::Status s_ = (x);                             \
+    if (!s_.ok()) {                                          \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, \
+                   s_.ToString().c_str());                   \
+      std::exit(1);                                          \
+    }                                                        \
+  } while (0)
+
+constexpr int kD = 128;
+constexpr int kH = 16;
+constexpr int kL = 16;
+constexpr double kStateHeadBytes = kD * kD * 4.0;
+constexpr size_t kRotateBytes = 256ull << 20;
+
+template <typename T>
+T* Alloc(size_t n) {
+  void* p = nullptr;
+  CK(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T)));
+  return static_cast<T*>(p);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Captures the launches of `body` on `s` into an executable graph.
+cudaGraphExec_t Capture(cudaStream_t s, const std::function<void()>& body) {
+  cudaGraph_t g;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  body();
+  CK(cudaStreamEndCapture(s, &g));
+  cudaGraphExec_t exec;
+  CK(cudaGraphInstantiate(&exec, g, 0));
+  CK(cudaGraphDestroy(g));
+  return exec;
+}
+
+struct Events {
+  cudaEvent_t a, b;
+  Events() {
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+  }
+  ~Events() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  // Milliseconds of one run of `fn` on `s`.
+  double Time(cudaStream_t s, const std::function<void()>& fn) {
+    CK(cudaEventRecord(a, s));
+    fn();
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms = 0.f;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    return ms;
+  }
+};
+
+struct Ceilings {
+  double copy_gbps = 0, rmw_gbps = 0, read_gbps = 0;
+};
+
+Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
+  const size_t bytes = 2ull << 30, n = bytes / 4;
+  float* src = Alloc<float>(n);
+  float* dst = Alloc<float>(n);
+  float* sum = Alloc<float>(1);
+  CK(FillUniform(src, n, 1, -1.f, 1.f, s));
+  CK(cudaMemsetAsync(dst, 0, bytes, s));
+  std::vector<double> copy, rmw, read;
+  for (int i = 0; i < 12; ++i) {
+    copy.push_back(ev.Time(s, [&] {
+      CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+    }));
+    rmw.push_back(ev.Time(s, [&] { CK(ScaleInPlace(src, n, 1.0f, s)); }));
+    read.push_back(ev.Time(s, [&] { CK(ReadSum(src, n, sum, s)); }));
+  }
+  Ceilings c;
+  // Drop the first two of each (warm-up).
+  copy.erase(copy.begin(), copy.begin() + 2);
+  rmw.erase(rmw.begin(), rmw.begin() + 2);
+  read.erase(read.begin(), read.begin() + 2);
+  c.copy_gbps = 2.0 * bytes / (Median(copy) * 1e-3) / 1e9;
+  c.rmw_gbps = 2.0 * bytes / (Median(rmw) * 1e-3) / 1e9;
+  c.read_gbps = 1.0 * bytes / (Median(read) * 1e-3) / 1e9;
+  CK(cudaFree(src));
+  CK(cudaFree(dst));
+  CK(cudaFree(sum));
+  return c;
+}
+
+// Everything one (shape, batch) point needs on the device.
+struct Setup {
+  int H = kH, HV = 32, B = 1, nsets = 2, num_slots = 2;
+  int conv_dim = 0;
+  float* state = nullptr;          // [num_slots, HV, V, K]
+  int32_t* sets = nullptr;         // [nsets, B] scattered disjoint slots
+  int32_t* half_on = nullptr;      // [nsets, B/2] even rows of each set
+  int32_t* half_off = nullptr;     // [nsets, B/2] odd rows
+  int32_t* mixed_rings = nullptr;  // [nsets, B] slot or -1 (odd rows OFF)
+  int32_t* cursors = nullptr;      // [L, B]: buffer s holds s everywhere
+  uint16_t* qkv = nullptr;         // [B, conv_dim]
+  uint16_t* a = nullptr;           // [B, HV]
+  uint16_t* b = nullptr;
+  float* A_log = nullptr;  // [HV]
+  float* dt_bias = nullptr;
+  uint16_t* o = nullptr;   // [B, HV*V]
+  void* ring_k = nullptr;  // fp32 or bf16 rings, per slot
+  void* ring_d = nullptr;
+  float* ring_g = nullptr;
+  DType ring_dtype = DType::kFp32;
+
+  void Free() {
+    for (void* p :
+         {static_cast<void*>(state), static_cast<void*>(sets),
+          static_cast<void*>(half_on), static_cast<void*>(half_off),
+          static_cast<void*>(mixed_rings), static_cast<void*>(cursors),
+          static_cast<void*>(qkv), static_cast<void*>(a), static_cast<void*>(b),
+          static_cast<void*>(A_log), static_cast<void*>(dt_bias),
+          static_cast<void*>(o), ring_k, ring_d, static_cast<void*>(ring_g)}) {
+      if (p != nullptr) CK(cudaFree(p));
+    }
+  }
+
+  void AllocRing(DType dt, cudaStream_t s) {
+    if (ring_k != nullptr) {
+      CK(cudaFree(ring_k));
+      CK(cudaFree(ring_d));
+      CK(cudaFree(ring_g));
+    }
+    ring_dtype = dt;
+    const size_t e = gdn::DTypeBytes(dt);
+    const size_t nk = static_cast<size_t>(num_slots) * H * kL * kD;
+    const size_t nd = static_cast<size_t>(num_slots) * HV * kL * kD;
+    ring_k = Alloc<uint8_t>(nk * e);
+    ring_d = Alloc<uint8_t>(nd * e);
+    ring_g = Alloc<float>(static_cast<size_t>(num_slots) * HV * kL);
+    // Written before read by the cycle order; zeroed so nothing is garbage.
+    CK(cudaMemsetAsync(ring_k, 0, nk * e, s));
+    CK(cudaMemsetAsync(ring_d, 0, nd * e, s));
+    CK(cudaMemsetAsync(ring_g, 0, num_slots * HV * kL * 4ull, s));
+  }
+};
+
+Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
+  Setup st;
+  st.HV = HV;
+  st.B = B;
+  st.conv_dim = 2 * kH * kD + HV * kD;
+  const size_t set_bytes = static_cast<size_t>(B) * HV * kStateHeadBytes;
+  st.nsets = std::max<int>(2, (kRotateBytes + set_bytes - 1) / set_bytes);
+  st.num_slots = st.nsets * B;
+  const size_t sf = static_cast<size_t>(HV) * kD * kD;
+  st.state = Alloc<float>(st.num_slots * sf);
+  CK(FillUniform(st.state, st.num_slots * sf, 7, -0.05f, 0.05f, s));
+  std::vector<int32_t> perm(st.num_slots);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int32_t> on, off, mixed(perm.size());
+  for (int i = 0; i < st.num_slots; ++i) {
+    const int row = i % B;
+    mixed[i] = row % 2 == 0 ? perm[i] : -1;
+    if (B >= 2 && row < (B / 2) * 2)
+      (row % 2 == 0 ? on : off).push_back(perm[i]);
+  }
+  st.sets = Alloc<int32_t>(perm.size());
+  CK(cudaMemcpy(st.sets, perm.data(), perm.size() * 4, cudaMemcpyHostToDevice));
+  st.mixed_rings = Alloc<int32_t>(mixed.size());
+  CK(cudaMemcpy(st.mixed_rings, mixed.data(), mixed.size() * 4,
+                cudaMemcpyHostToDevice));
+  if (B >= 2) {
+    st.half_on = Alloc<int32_t>(on.size());
+    st.half_off = Alloc<int32_t>(off.size());
+    CK(cudaMemcpy(st.half_on, on.data(), on.size() * 4,
+                  cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(st.half_off, off.data(), off.size() * 4,
+                  cudaMemcpyHostToDevice));
+  }
+  std::vector<int32_t> cur(static_cast<size_t>(kL) * B);
+  for (int l = 0; l < kL; ++l) std::fill(&cur[l * B], &cur[l * B] + B, l);
+  st.cursors = Alloc<int32_t>(cur.size());
+  CK(cudaMemcpy(st.cursors, cur.data(), cur.size() * 4,
+                cudaMemcpyHostToDevice));
+  st.qkv = Alloc<uint16_t>(static_cast<size_t>(B) * st.conv_dim);
+  CK(FillUniformBf16(st.qkv, static_cast<size_t>(B) * st.conv_dim, 11, -1.f,
+                     1.f, s));
+  st.a = Alloc<uint16_t>(static_cast<size_t>(B) * HV);
+  st.b = Alloc<uint16_t>(static_cast<size_t>(B) * HV);
+  CK(FillUniformBf16(st.a, static_cast<size_t>(B) * HV, 12, -2.f, 2.f, s));
+  CK(FillUniformBf16(st.b, static_cast<size_t>(B) * HV, 13, -3.f, 3.f, s));
+  st.A_log = Alloc<float>(HV);
+  st.dt_bias = Alloc<float>(HV);
+  CK(FillUniform(st.A_log, HV, 14, -3.f, 1.f, s));
+  CK(FillUniform(st.dt_bias, HV, 15, -1.f, 1.f, s));
+  st.o = Alloc<uint16_t>(static_cast<size_t>(B) * HV * kD);
+  CK(cudaStreamSynchronize(s));
+  return st;
+}
+
+gdn::GdnDecodeParams StepParams(const Setup& st, const int32_t* slots, int B,
+                                DecodeTile tile) {
+  gdn::GdnDecodeParams p;
+  p.num_k_heads = st.H;
+  p.num_v_heads = st.HV;
+  p.batch = B;
+  p.qkv = st.qkv;
+  p.qkv_row_stride = st.conv_dim;
+  p.a = st.a;
+  p.b = st.b;
+  p.ab_row_stride = st.HV;
+  p.ab_dtype = DType::kBf16;
+  p.A_log = st.A_log;
+  p.dt_bias = st.dt_bias;
+  p.state = st.state;
+  p.num_slots = st.num_slots;
+  p.slot_indices = slots;
+  p.o = st.o;
+  p.o_row_stride = static_cast<int64_t>(st.HV) * kD;
+  p.o_dtype = DType::kBf16;
+  p.tile = tile;
+  return p;
+}
+
+gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
+                                  const int32_t* rings, const int32_t* cursor,
+                                  int B, DecodeTile tile) {
+  gdn::GdnReplayParams p;
+  p.step = StepParams(st, slots, B, tile);
+  p.ring.length = kL;
+  p.ring.dtype = st.ring_dtype;
+  p.ring.k = st.ring_k;
+  p.ring.d = st.ring_d;
+  p.ring.g = st.ring_g;
+  p.ring.num_ring_slots = st.num_slots;
+  p.ring_indices = rings;
+  p.write_pos = cursor;
+  p.force_flush = nullptr;
+  return p;
+}
+
+// Bytes of the per-step activations: q|k|v + a + b in (bf16), o out (bf16).
+double IoBytes(const Setup& st, int B) {
+  return static_cast<double>(B) *
+         (st.conv_dim * 2.0 + st.HV * 4.0 + st.HV * kD * 2.0);
+}
+
+double PackedBytes(const Setup& st, int B) {
+  return B * st.HV * 2.0 * kStateHeadBytes + IoBytes(st, B);
+}
+
+// Bytes of one full ring cycle (L steps) of B ON rows.
+double ReplayCycleBytes(const Setup& st, int B, DType ring) {
+  const double e = gdn::DTypeBytes(ring);
+  const double entry = st.HV * kD * e + st.H * kD * e + st.HV * 4.0;
+  const double per_row = kL * st.HV * kStateHeadBytes +   // checkpoint reads
+                         st.HV * kStateHeadBytes +        // one write (flush)
+                         (kL * (kL - 1) / 2.0) * entry +  // ring reads
+                         (kL - 1) * entry;                // appends
+  return B * per_row + kL * IoBytes(st, B);
+}
+
+struct Runner {
+  cudaStream_t s;
+  Events ev;
+  int reps = 7;
+
+  // Median ms of one graph replay (after two warm-ups).
+  double TimeGraph(cudaGraphExec_t g) {
+    for (int i = 0; i < 2; ++i) CK(cudaGraphLaunch(g, s));
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      t.push_back(ev.Time(s, [&] { CK(cudaGraphLaunch(g, s)); }));
+    }
+    return Median(t);
+  }
+
+  // Packed decode: µs per call.
+  double Packed(const Setup& st, DecodeTile tile) {
+    const int calls = std::max(st.nsets, 32);
+    cudaGraphExec_t g = Capture(s, [&] {
+      for (int i = 0; i < calls; ++i) {
+        OK(gdn::LaunchGdnPackedDecode(
+            StepParams(st, st.sets + (i % st.nsets) * st.B, st.B, tile), s));
+      }
+    });
+    const double ms = TimeGraph(g);
+    CK(cudaGraphExecDestroy(g));
+    return ms * 1e3 / calls;
+  }
+
+  struct Cycle {
+    double nonflush_us = 0, flush_us = 0, cycle_us = 0;
+  };
+
+  // One full ring cycle per set, steps in order (cursor s = step s), the
+  // flush step timed in its own graph. `launch(set, cursor)` issues the
+  // launches of one layer call.
+  Cycle RingCycle(const Setup& st,
+                  const std::function<void(int, const int32_t*)>& launch) {
+    cudaGraphExec_t nf = Capture(s, [&] {
+      for (int l = 0; l < kL - 1; ++l) {
+        for (int set = 0; set < st.nsets; ++set) {
+          launch(set, st.cursors + l * st.B);
+        }
+      }
+    });
+    cudaGraphExec_t f = Capture(s, [&] {
+      for (int set = 0; set < st.nsets; ++set) {
+        launch(set, st.cursors + (kL - 1) * st.B);
+      }
+    });
+    for (int i = 0; i < 2; ++i) {
+      CK(cudaGraphLaunch(nf, s));
+      CK(cudaGraphLaunch(f, s));
+    }
+    std::vector<double> tn, tf;
+    for (int i = 0; i < reps; ++i) {
+      tn.push_back(ev.Time(s, [&] { CK(cudaGraphLaunch(nf, s)); }));
+      tf.push_back(ev.Time(s, [&] { CK(cudaGraphLaunch(f, s)); }));
+    }
+    CK(cudaGraphExecDestroy(nf));
+    CK(cudaGraphExecDestroy(f));
+    Cycle c;
+    const double mn = Median(tn), mf = Median(tf);
+    c.nonflush_us = mn * 1e3 / ((kL - 1) * st.nsets);
+    c.flush_us = mf * 1e3 / st.nsets;
+    c.cycle_us = (mn + mf) * 1e3 / (kL * st.nsets);
+    return c;
+  }
+
+  Cycle Replay(const Setup& st, DecodeTile tile) {
+    return RingCycle(st, [&](int set, const int32_t* cursor) {
+      const int32_t* slots = st.sets + set * st.B;
+      OK(gdn::LaunchGdnReplayDecode(
+          ReplayParams(st, slots, slots, cursor, st.B, tile), s));
+    });
+  }
+
+  // Half the rows OFF: in the replay launch (ring index -1) ...
+  Cycle MixedSameLaunch(const Setup& st) {
+    return RingCycle(st, [&](int set, const int32_t* cursor) {
+      OK(gdn::LaunchGdnReplayDecode(
+          ReplayParams(st, st.sets + set * st.B, st.mixed_rings + set * st.B,
+                       cursor, st.B, DecodeTile::kAuto),
+          s));
+    });
+  }
+  // ... or ON rows in the replay launch and OFF rows in a packed launch.
+  Cycle MixedSplit(const Setup& st) {
+    const int h = st.B / 2;
+    return RingCycle(st, [&](int set, const int32_t* cursor) {
+      const int32_t* on = st.half_on + set * h;
+      OK(gdn::LaunchGdnReplayDecode(
+          ReplayParams(st, on, on, cursor, h, DecodeTile::kAuto), s));
+      OK(gdn::LaunchGdnPackedDecode(
+          StepParams(st, st.half_off + set * h, h, DecodeTile::kAuto), s));
+    });
+  }
+};
+
+std::vector<DecodeTile> AllTiles() {
+  std::vector<DecodeTile> t;
+  for (int i = 1; i < gdn::kNumDecodeTiles; ++i) {
+    t.push_back(static_cast<DecodeTile>(i));
+  }
+  return t;
+}
+
+// Chunked prefill throughput (plain stream timing; one launch per layer).
+json BenchPrefill(Runner& r, int HV, int seqs, int len) {
+  const int conv_dim = 2 * kH * kD + HV * kD, tokens = seqs * len;
+  uint16_t* qkv = Alloc<uint16_t>(static_cast<size_t>(tokens) * conv_dim);
+  uint16_t* ab = Alloc<uint16_t>(static_cast<size_t>(tokens) * HV * 2);
+  float* par = Alloc<float>(2 * HV);
+  float* state = Alloc<float>(static_cast<size_t>(seqs) * HV * kD * kD);
+  uint16_t* o = Alloc<uint16_t>(static_cast<size_t>(tokens) * HV * kD);
+  int32_t* cu = Alloc<int32_t>(seqs + 1);
+  int32_t* slots = Alloc<int32_t>(seqs);
+  std::vector<int32_t> hcu(seqs + 1), hs(seqs);
+  for (int i = 0; i <= seqs; ++i) hcu[i] = i * len;
+  std::iota(hs.begin(), hs.end(), 0);
+  CK(cudaMemcpy(cu, hcu.data(), hcu.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(slots, hs.data(), hs.size() * 4, cudaMemcpyHostToDevice));
+  CK(FillUniformBf16(qkv, static_cast<size_t>(tokens) * conv_dim, 21, -1, 1,
+                     r.s));
+  CK(FillUniformBf16(ab, static_cast<size_t>(tokens) * HV * 2, 22, -2, 2, r.s));
+  CK(FillUniform(par, 2 * HV, 23, -1, 0.5f, r.s));
+  gdn::GdnPrefillParams p;
+  p.num_k_heads = kH;
+  p.num_v_heads = HV;
+  p.num_seqs = seqs;
+  p.cu_seqlens = cu;
+  p.qkv = qkv;
+  p.qkv_row_stride = conv_dim;
+  p.a = ab;
+  p.b = ab + static_cast<size_t>(tokens) * HV;
+  p.ab_row_stride = HV;
+  p.A_log = par;
+  p.dt_bias = par + HV;
+  p.state = state;
+  p.num_slots = seqs;
+  p.slot_indices = slots;
+  p.has_initial_state = nullptr;
+  p.o = o;
+  p.o_row_stride = static_cast<int64_t>(HV) * kD;
+  CK(cudaMemsetAsync(state, 0, static_cast<size_t>(seqs) * HV * kD * kD * 4,
+                     r.s));
+  std::vector<double> t;
+  for (int i = 0; i < 5; ++i) {
+    t.push_back(
+        r.ev.Time(r.s, [&] { OK(gdn::LaunchGdnChunkedPrefill(p, r.s)); }));
+  }
+  t.erase(t.begin());
+  const double ms = Median(t);
+  for (void* q : {static_cast<void*>(qkv), static_cast<void*>(ab),
+                  static_cast<void*>(par), static_cast<void*>(state),
+                  static_cast<void*>(o), static_cast<void*>(cu),
+                  static_cast<void*>(slots)}) {
+    CK(cudaFree(q));
+  }
+  std::printf("prefill HV=%d seqs=%d len=%d: %.1f us per layer, %.2f Mtok/s\n",
+              HV, seqs, len, ms * 1e3, tokens / (ms * 1e-3) / 1e6);
+  return {{"kind", "prefill"}, {"hv", HV},
+          {"seqs", seqs},      {"len", len},
+          {"us", ms * 1e3},    {"mtok_per_s", tokens / (ms * 1e-3) / 1e6}};
+}
+
+json BenchConvDecode(Runner& r, int HV, int B) {
+  const int conv_dim = 2 * kH * kD + HV * kD;
+  const int nsets = 8;
+  uint16_t* x = Alloc<uint16_t>(static_cast<size_t>(B) * conv_dim);
+  uint16_t* y = Alloc<uint16_t>(static_cast<size_t>(B) * conv_dim);
+  uint16_t* w = Alloc<uint16_t>(static_cast<size_t>(conv_dim) * 4);
+  uint16_t* st = Alloc<uint16_t>(static_cast<size_t>(nsets) * B * 3 * conv_dim);
+  int32_t* slots = Alloc<int32_t>(static_cast<size_t>(nsets) * B);
+  std::vector<int32_t> hs(static_cast<size_t>(nsets) * B);
+  std::iota(hs.begin(), hs.end(), 0);
+  CK(cudaMemcpy(slots, hs.data(), hs.size() * 4, cudaMemcpyHostToDevice));
+  CK(FillUniformBf16(x, static_cast<size_t>(B) * conv_dim, 31, -1, 1, r.s));
+  CK(FillUniformBf16(w, static_cast<size_t>(conv_dim) * 4, 32, -1, 1, r.s));
+  CK(FillUniformBf16(st, static_cast<size_t>(nsets) * B * 3 * conv_dim, 33, -1,
+                     1, r.s));
+  const int calls = 32;
+  cudaGraphExec_t g = Capture(r.s, [&] {
+    for (int i = 0; i < calls; ++i) {
+      gdn::GdnConvParams p;
+      p.conv_dim = conv_dim;
+      p.num_seqs = B;
+      p.x = x;
+      p.x_row_stride = conv_dim;
+      p.weight = w;
+      p.conv_state = st;
+      p.num_slots = static_cast<int64_t>(nsets) * B;
+      p.slot_indices = slots + (i % nsets) * B;
+      p.y = y;
+      p.y_row_stride = conv_dim;
+      OK(gdn::LaunchGdnCausalConv(p, r.s));
+    }
+  });
+  const double us = r.TimeGraph(g) * 1e3 / calls;
+  CK(cudaGraphExecDestroy(g));
+  for (void* q :
+       {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(w),
+        static_cast<void*>(st), static_cast<void*>(slots)}) {
+    CK(cudaFree(q));
+  }
+  std::printf("conv decode HV=%d B=%d: %.2f us per call\n", HV, B, us);
+  return {{"kind", "conv_decode"}, {"hv", HV}, {"batch", B}, {"us", us}};
+}
+
+int Main(int argc, char** argv) {
+  std::string json_path;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--json=", 0) == 0) {
+      json_path = a.substr(7);
+    } else if (a == "--quick") {
+      quick = true;
+    } else {
+      std::fprintf(stderr, "usage: gdn_bench [--json=PATH] [--quick]\n");
+      return 2;
+    }
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, %d SMs, L2 %d MiB\n", prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20);
+  Runner r;
+  CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
+  const Ceilings ceil = MeasureCeilings(r.s, r.ev);
+  std::printf(
+      "ceilings: copy %.0f GB/s, in-place rmw %.0f GB/s, read-only %.0f GB/s\n",
+      ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
+  json out;
+  out["device"] = prop.name;
+  out["sms"] = prop.multiProcessorCount;
+  out["ceilings_gbps"] = {{"copy", ceil.copy_gbps},
+                          {"rmw", ceil.rmw_gbps},
+                          {"read", ceil.read_gbps}};
+  json& recs = out["records"];
+  std::mt19937 rng(1234);
+  const std::vector<int> batches =
+      quick ? std::vector<int>{1, 256}
+            : std::vector<int>{1, 8, 32, 64, 128, 256, 512, 1024};
+  struct Row {
+    int hv, batch;
+    double packed_auto, packed_best, packed_pct;
+    std::string best_tile;
+    double cyc_auto, cyc_best, nf, fl, bf16;
+    std::string best_rtile;
+    double same = 0, split = 0;
+  };
+  std::vector<Row> table;
+  for (int HV : {32, 16}) {
+    for (int B : batches) {
+      Setup st = MakeSetup(HV, B, r.s, rng);
+      Row row{HV, B};
+      const double pb = PackedBytes(st, B);
+      auto rec = [&](json j) {
+        j["hv"] = HV;
+        j["h"] = kH;
+        j["batch"] = B;
+        recs.push_back(j);
+      };
+      // Packed decode: every tile, then auto.
+      row.packed_best = 1e30;
+      std::vector<DecodeTile> tiles = AllTiles();
+      tiles.push_back(DecodeTile::kAuto);
+      for (DecodeTile t : tiles) {
+        const double us = r.Packed(st, t);
+        const double gbps = pb / (us * 1e-6) / 1e9;
+        rec({{"kind", "packed"},
+             {"tile", gdn::DecodeTileName(t)},
+             {"us", us},
+             {"bytes", pb},
+             {"gbps", gbps},
+             {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
+        if (t == DecodeTile::kAuto) {
+          row.packed_auto = us;
+          row.packed_pct = 100.0 * gbps / ceil.copy_gbps;
+        } else if (us < row.packed_best) {
+          row.packed_best = us;
+          row.best_tile = gdn::DecodeTileName(t);
+        }
+      }
+      // ReplaySSM, fp32 ring: every tile, then auto.
+      st.AllocRing(DType::kFp32, r.s);
+      const double cb = ReplayCycleBytes(st, B, DType::kFp32);
+      row.cyc_best = 1e30;
+      for (DecodeTile t : tiles) {
+        const Runner::Cycle c = r.Replay(st, t);
+        const double gbps = cb / (c.cycle_us * kL * 1e-6) / 1e9;
+        rec({{"kind", "replay_fp32"},
+             {"tile", gdn::DecodeTileName(t)},
+             {"L", kL},
+             {"cycle_us", c.cycle_us},
+             {"nonflush_us", c.nonflush_us},
+             {"flush_us", c.flush_us},
+             {"cycle_bytes", cb},
+             {"gbps", gbps},
+             {"pct_copy", 100.0 * gbps / ceil.copy_gbps},
+             {"speedup_vs_packed_auto", row.packed_auto / c.cycle_us}});
+        if (t == DecodeTile::kAuto) {
+          row.cyc_auto = c.cycle_us;
+          row.nf = c.nonflush_us;
+          row.fl = c.flush_us;
+        } else if (c.cycle_us < row.cyc_best) {
+          row.cyc_best = c.cycle_us;
+          row.best_rtile = gdn::DecodeTileName(t);
+        }
+      }
+      if (B >= 2 && (B == 8 || B == 128 || B == 512 || quick)) {
+        const Runner::Cycle same = r.MixedSameLaunch(st);
+        const Runner::Cycle split = r.MixedSplit(st);
+        row.same = same.cycle_us;
+        row.split = split.cycle_us;
+        rec({{"kind", "mixed_half_off"},
+             {"same_launch_cycle_us", same.cycle_us},
+             {"split_launch_cycle_us", split.cycle_us}});
+      }
+      // bf16 ring, auto tile.
+      st.AllocRing(DType::kBf16, r.s);
+      {
+        const Runner::Cycle c = r.Replay(st, DecodeTile::kAuto);
+        const double bb = ReplayCycleBytes(st, B, DType::kBf16);
+        const double gbps = bb / (c.cycle_us * kL * 1e-6) / 1e9;
+        row.bf16 = c.cycle_us;
+        rec({{"kind", "replay_bf16"},
+             {"tile", "auto"},
+             {"L", kL},
+             {"cycle_us", c.cycle_us},
+             {"nonflush_us", c.nonflush_us},
+             {"flush_us", c.flush_us},
+             {"cycle_bytes", bb},
+             {"gbps", gbps},
+             {"pct_copy", 100.0 * gbps / ceil.copy_gbps},
+             {"speedup_vs_packed_auto", row.packed_auto / c.cycle_us}});
+      }
+      std::printf(
+          "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f) | "
+          "replay auto %.2f us (nf %.2f, f %.2f; best %s %.2f) -> %.2fx | bf16 "
+          "ring %.2f us\n",
+          HV, B, row.packed_auto, row.packed_pct, row.best_tile.c_str(),
+          row.packed_best, row.cyc_auto, row.nf, row.fl, row.best_rtile.c_str(),
+          row.cyc_best, row.packed_auto / row.cyc_auto, row.bf16);
+      std::fflush(stdout);
+      table.push_back(row);
+      st.Free();
+    }
+  }
+  for (int HV : {32, 16}) {
+    recs.push_back(BenchConvDecode(r, HV, 256));
+    recs.push_back(BenchPrefill(r, HV, 1, 4096));
+    recs.push_back(BenchPrefill(r, HV, 64, 256));
+  }
+  if (!json_path.empty()) {
+    std::ofstream f(json_path);
+    f << out.dump(1) << "\n";
+  }
+  std::printf(
+      "\n== GDN decode, H200 (copy %.0f GB/s, rmw %.0f, read %.0f); us per "
+      "call, replay = L=16 fp32-ring cycle average ==\n",
+      ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
+  std::printf(
+      "%-6s %5s | %8s %6s %8s %-7s | %8s %8s %8s %6s %8s %-7s | %8s | %8s "
+      "%8s\n",
+      "heads", "B", "packed", "%copy", "best", "tile", "replay", "nonfl",
+      "flush", "x", "best", "tile", "bf16rg", "mixSame", "mixSplit");
+  for (const Row& t : table) {
+    std::printf(
+        "16/%-3d %5d | %8.2f %6.1f %8.2f %-7s | %8.2f %8.2f %8.2f %6.2f %8.2f "
+        "%-7s | %8.2f | %8.2f %8.2f\n",
+        t.hv, t.batch, t.packed_auto, t.packed_pct, t.packed_best,
+        t.best_tile.c_str(), t.cyc_auto, t.nf, t.fl, t.packed_auto / t.cyc_auto,
+        t.cyc_best, t.best_rtile.c_str(), t.bf16, t.same, t.split);
+  }
+  CK(cudaStreamDestroy(r.s));
+  return 0;
+}
+
+}  // namespace
+}  // namespace rollout::bench
+
+int main(int argc, char** argv) { return rollout::bench::Main(argc, argv); }
