@@ -411,6 +411,22 @@ metadata: {name: bad}
         link = os.path.join(deploy_env.workspace_root(), "deploy/helm/rollout/files/rollout-rules.yaml")
         self.assertTrue(os.path.islink(link), link)
 
+    def test_package_carries_the_linked_files(self):
+        """`helm package` copies the linked dashboard and rules into the chart archive; ci/ stays out."""
+        import tarfile
+        out = os.path.join(deploy_env.tmpdir(), "package")
+        os.makedirs(out, exist_ok=True)
+        run([deploy_env.helm(), "package", CHART, "--destination", out])
+        (archive,) = [f for f in os.listdir(out) if f.endswith(".tgz")]
+        with tarfile.open(os.path.join(out, archive)) as tar:
+            names = tar.getnames()
+            dash = tar.extractfile("rollout/files/rollout-dashboard.json").read().decode()
+        with open(runfile("deploy/grafana/rollout-dashboard.json")) as f:
+            self.assertEqual(dash, f.read())
+        self.assertIn("rollout/files/rollout-rules.yaml", names)
+        self.assertIn("rollout/values.schema.json", names)
+        self.assertFalse([n for n in names if n.startswith("rollout/ci/")])
+
     # ---------------------------------------------------------------- refused values
     def test_invalid_values_are_refused(self):
         cases = [
