@@ -1,0 +1,504 @@
+// RolloutServer in-process on port 0, driven over a real gRPC channel: the
+// Rollout and Admin services, validation on the wire, routing through the
+// Dispatcher interface (with a scripted fake), cancellation, pause, admission
+// and authenticated reload.
+#include "server/rollout_server.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "rollout/v1/admin.grpc.pb.h"
+#include "rollout/v1/rollout.grpc.pb.h"
+#include "server/admin_service.h"
+
+namespace rollout::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempFile(const std::string& name, const std::string& text) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  std::ofstream(path, std::ios::trunc) << text;
+  return path;
+}
+
+// A Dispatcher that answers from other threads, as the worker pool will.
+// Generate: unary -> one completion echoing the prompt; stream -> two chunks.
+// Requests with request_id "hold" wait until cancelled.
+class FakeDispatcher final : public Dispatcher {
+ public:
+  ~FakeDispatcher() override {
+    for (auto& t : threads_) t.join();
+  }
+
+  std::unique_ptr<CallHandle> Generate(
+      std::shared_ptr<const v1::GenerateRequest> request, bool stream,
+      const CallContext& context, GenerateSink* sink) override {
+    {
+      absl::MutexLock lock(&mu_);
+      seen_.push_back(*request);
+    }
+    auto handle = std::make_unique<Handle>();
+    Handle* h = handle.get();
+    auto cancelled = h->cancelled;
+    threads_.emplace_back([request, stream, sink, cancelled] {
+      if (request->request_id() == "hold") {
+        cancelled->WaitForNotification();
+        sink->Finish(absl::CancelledError("cancelled by the client"));
+        return;
+      }
+      v1::GenerateResponse response;
+      response.set_request_id(request->request_id());
+      response.set_seed(request->sampling().seed());
+      response.set_replay_ssm_mode(request->replay_ssm());
+      auto* completion = response.add_completions();
+      completion->mutable_token_ids()->CopyFrom(request->prompt_token_ids());
+      completion->set_finish_reason(v1::FINISH_REASON_LENGTH);
+      if (stream) {
+        for (int i = 0; i < 2; ++i) {
+          v1::GenerateStreamChunk chunk;
+          chunk.set_request_id(request->request_id());
+          auto* delta = chunk.add_deltas();
+          delta->set_offset(i);
+          delta->add_token_ids(100 + i);
+          chunk.set_done(i == 1);
+          sink->Write(std::move(chunk));
+        }
+      }
+      sink->Finish(std::move(response));
+    });
+    return handle;
+  }
+
+  std::unique_ptr<CallHandle> Score(std::shared_ptr<const v1::ScoreRequest>,
+                                    const CallContext&,
+                                    Callback<v1::ScoreResponse> done) override {
+    v1::ScoreResponse response;
+    response.set_weight_version(7);
+    done(response);
+    return std::make_unique<Handle>();
+  }
+  void Abort(const v1::AbortRequest&,
+             Callback<v1::AbortResponse> done) override {
+    done(v1::AbortResponse());
+  }
+  void Pause(v1::PauseMode mode, absl::Time,
+             Callback<v1::PauseResponse> done) override {
+    v1::PauseResponse response;
+    response.set_requests_kept(mode == v1::PAUSE_MODE_KEEP ? 1 : 0);
+    done(response);
+  }
+  void Resume(Callback<v1::ResumeResponse> done) override {
+    done(v1::ResumeResponse());
+  }
+  void UpdateWeights(const v1::UpdateWeightsRequest& request, absl::Time,
+                     Callback<v1::UpdateWeightsResponse> done) override {
+    {
+      absl::MutexLock lock(&mu_);
+      weight_paths_.push_back(request.path());
+    }
+    v1::UpdateWeightsResponse response;
+    response.set_weight_version(2);
+    done(response);
+  }
+  void ApplyConfig(std::shared_ptr<const ConfigSnapshot> config) override {
+    absl::MutexLock lock(&mu_);
+    applied_generations_.push_back(config->generation);
+  }
+  DispatcherState State() const override {
+    DispatcherState state;
+    state.ready_workers = 1;
+    state.weight_version = 1;
+    state.backend = "cpu";
+    return state;
+  }
+  std::shared_ptr<const v1::ModelInfo> Model() const override {
+    return nullptr;
+  }
+  void Shutdown(absl::Time) override {}
+
+  std::vector<v1::GenerateRequest> seen() {
+    absl::MutexLock lock(&mu_);
+    return seen_;
+  }
+  std::vector<uint64_t> applied_generations() {
+    absl::MutexLock lock(&mu_);
+    return applied_generations_;
+  }
+  std::vector<std::string> weight_paths() {
+    absl::MutexLock lock(&mu_);
+    return weight_paths_;
+  }
+
+ private:
+  struct Handle final : CallHandle {
+    std::shared_ptr<absl::Notification> cancelled =
+        std::make_shared<absl::Notification>();
+    void Cancel() override {
+      if (!cancelled->HasBeenNotified()) cancelled->Notify();
+    }
+  };
+
+  absl::Mutex mu_;
+  std::vector<v1::GenerateRequest> seen_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> applied_generations_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> weight_paths_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> threads_;  // only touched by the gRPC threads'
+                                      // Generate calls and the destructor
+};
+
+class Client {
+ public:
+  explicit Client(const std::string& address)
+      : channel_(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+        rollout_(v1::Rollout::NewStub(channel_)),
+        admin_(v1::Admin::NewStub(channel_)) {}
+
+  v1::Rollout::Stub& rollout() { return *rollout_; }
+  v1::Admin::Stub& admin() { return *admin_; }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Rollout::Stub> rollout_;
+  std::unique_ptr<v1::Admin::Stub> admin_;
+};
+
+v1::GenerateRequest ValidRequest(const std::string& id = "") {
+  v1::GenerateRequest request;
+  request.set_request_id(id);
+  for (int t : {11, 12, 13}) request.add_prompt_token_ids(t);
+  request.set_n(2);
+  request.mutable_sampling()->set_max_tokens(8);
+  return request;
+}
+
+struct Started {
+  std::unique_ptr<RolloutServer> server;
+  FakeDispatcher* fake = nullptr;  // owned by the server
+};
+
+Started Start(const std::string& config_text, bool fake) {
+  RolloutServerOptions options;
+  if (!config_text.empty()) {
+    static int n = 0;
+    options.config_path =
+        TempFile("config" + std::to_string(++n) + ".textproto", config_text);
+  }
+  options.overrides = {"127.0.0.1:0", "127.0.0.1:0"};
+  options.health_period = absl::Milliseconds(20);
+  Started started;
+  if (fake) {
+    options.dispatcher_factory = [&started](const DispatcherEnv&) {
+      auto dispatcher = std::make_unique<FakeDispatcher>();
+      started.fake = dispatcher.get();
+      return absl::StatusOr<std::unique_ptr<Dispatcher>>(std::move(dispatcher));
+    };
+  }
+  auto server = RolloutServer::Start(std::move(options));
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (server.ok()) started.server = *std::move(server);
+  return started;
+}
+
+TEST(RolloutServerTest, WithoutWorkersValidRequestsAreUnavailable) {
+  Started s = Start("", /*fake=*/false);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  grpc::ClientContext context;
+  v1::GenerateResponse response;
+  const grpc::Status status =
+      client.rollout().Generate(&context, ValidRequest(), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(status.error_message(), "no worker is serving");
+}
+
+TEST(RolloutServerTest, BadFieldsAreNamedOnTheWire) {
+  Started s = Start("", /*fake=*/false);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  {
+    v1::GenerateRequest request = ValidRequest();
+    request.mutable_sampling()->set_top_p(2);
+    grpc::ClientContext context;
+    v1::GenerateResponse response;
+    const grpc::Status status =
+        client.rollout().Generate(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("sampling.top_p"));
+    EXPECT_THAT(status.error_message(), HasSubstr("(0, 1]"));
+  }
+  {
+    v1::GenerateRequest request = ValidRequest();
+    request.clear_prompt_token_ids();
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReader<v1::GenerateStreamChunk>> reader =
+        client.rollout().GenerateStream(&context, request);
+    v1::GenerateStreamChunk chunk;
+    EXPECT_FALSE(reader->Read(&chunk));
+    const grpc::Status status = reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("prompt_token_ids"));
+  }
+  {
+    // The tiny model's vocabulary (1031) is known from its config.json.
+    v1::GenerateRequest request = ValidRequest();
+    request.set_prompt_token_ids(0, 1031);
+    grpc::ClientContext context;
+    v1::GenerateResponse response;
+    const grpc::Status status =
+        client.rollout().Generate(&context, request, &response);
+    EXPECT_THAT(status.error_message(), HasSubstr("[0, 1031)"));
+  }
+}
+
+TEST(RolloutServerTest, ServerInfoReportsModelLimitsAndGeneration) {
+  Started s = Start("admission { max_n: 12 }", /*fake=*/false);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  grpc::ClientContext context;
+  v1::ServerInfo info;
+  ASSERT_TRUE(client.rollout()
+                  .GetServerInfo(&context, v1::GetServerInfoRequest(), &info)
+                  .ok());
+  EXPECT_EQ(info.config_generation(), 1u);
+  EXPECT_EQ(info.limits().max_n(), 12);
+  EXPECT_EQ(info.model().model_type(), "qwen3_5");
+  EXPECT_EQ(info.model().vocab_size(), 1031);
+  EXPECT_EQ(info.ready_workers(), 0);
+  EXPECT_EQ(info.replay_ssm().default_mode(), v1::REPLAY_SSM_MODE_AUTO);
+  EXPECT_EQ(info.default_sampling().max_tokens(), 1024);
+  EXPECT_FALSE(info.version().empty());
+}
+
+TEST(RolloutServerTest, GenerateIsRoutedResolvedThroughTheDispatcher) {
+  Started s = Start("", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  grpc::ClientContext context;
+  v1::GenerateResponse response;
+  ASSERT_TRUE(
+      client.rollout().Generate(&context, ValidRequest(), &response).ok());
+  ASSERT_EQ(response.completions_size(), 1);
+  EXPECT_EQ(response.completions(0).token_ids_size(), 3);
+  ASSERT_EQ(s.fake->seen().size(), 1u);
+  const v1::GenerateRequest seen = s.fake->seen()[0];
+  // The dispatcher gets a complete request.
+  EXPECT_FALSE(seen.request_id().empty());
+  EXPECT_TRUE(seen.sampling().has_seed());
+  EXPECT_TRUE(seen.sampling().has_temperature());
+  EXPECT_EQ(seen.replay_ssm(), v1::REPLAY_SSM_MODE_AUTO);
+  EXPECT_EQ(response.request_id(), seen.request_id());
+  EXPECT_EQ(response.seed(), seen.sampling().seed());
+}
+
+TEST(RolloutServerTest, StreamDeliversChunksInOrder) {
+  Started s = Start("", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  grpc::ClientContext context;
+  auto reader = client.rollout().GenerateStream(&context, ValidRequest("s1"));
+  std::vector<v1::GenerateStreamChunk> chunks;
+  v1::GenerateStreamChunk chunk;
+  while (reader->Read(&chunk)) chunks.push_back(chunk);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[0].deltas(0).token_ids(0), 100);
+  EXPECT_EQ(chunks[1].deltas(0).token_ids(0), 101);
+  EXPECT_TRUE(chunks[1].done());
+  EXPECT_EQ(chunks[0].request_id(), "s1");
+}
+
+TEST(RolloutServerTest, DeadlineCancelsTheWorkInTheDispatcher) {
+  Started s = Start("", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(200));
+  v1::GenerateResponse response;
+  const grpc::Status status =
+      client.rollout().Generate(&context, ValidRequest("hold"), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The held call only finishes when its handle is cancelled; shutting the
+  // server down would hang otherwise (the fake joins its threads).
+}
+
+TEST(RolloutServerTest, AdmissionQueueBoundIsEnforced) {
+  Started s = Start("admission { max_queued_requests: 1 }", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  grpc::ClientContext held_context;
+  v1::GenerateResponse held_response;
+  absl::Notification held_done;
+  grpc::Status held_status;
+  client.rollout().async()->Generate(
+      &held_context, new v1::GenerateRequest(ValidRequest("hold")),
+      &held_response, [&](grpc::Status status) {
+        held_status = status;
+        held_done.Notify();
+      });
+  // Wait until the held call is admitted.
+  for (int i = 0; i < 500 && s.fake->seen().empty(); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  grpc::ClientContext context;
+  v1::GenerateResponse response;
+  const grpc::Status status =
+      client.rollout().Generate(&context, ValidRequest(), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("max_queued_requests"));
+  held_context.TryCancel();
+  held_done.WaitForNotification();
+  EXPECT_EQ(held_status.error_code(), grpc::StatusCode::CANCELLED);
+  // Its budget comes back once the server side has finished the call (the
+  // client saw CANCELLED at once; the server finishes right after).
+  grpc::Status again_status;
+  for (int i = 0; i < 500; ++i) {
+    grpc::ClientContext again;
+    again_status = client.rollout().Generate(&again, ValidRequest(), &response);
+    if (again_status.ok()) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(again_status.ok()) << again_status.error_message();
+}
+
+TEST(RolloutServerTest, PauseRefusesNewWorkUntilResume) {
+  Started s = Start("", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  {
+    grpc::ClientContext context;
+    v1::PauseRequest request;
+    request.set_mode(v1::PAUSE_MODE_KEEP);
+    v1::PauseResponse response;
+    ASSERT_TRUE(client.admin().Pause(&context, request, &response).ok());
+    EXPECT_EQ(response.requests_kept(), 1);
+  }
+  {
+    grpc::ClientContext context;
+    v1::GenerateResponse response;
+    const grpc::Status status =
+        client.rollout().Generate(&context, ValidRequest(), &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_THAT(status.error_message(), HasSubstr("paused"));
+  }
+  {
+    grpc::ClientContext context;
+    v1::ServerInfo info;
+    ASSERT_TRUE(client.rollout()
+                    .GetServerInfo(&context, v1::GetServerInfoRequest(), &info)
+                    .ok());
+    EXPECT_TRUE(info.paused());
+  }
+  {
+    grpc::ClientContext context;
+    v1::ResumeResponse response;
+    ASSERT_TRUE(
+        client.admin().Resume(&context, v1::ResumeRequest(), &response).ok());
+  }
+  grpc::ClientContext context;
+  v1::GenerateResponse response;
+  EXPECT_TRUE(
+      client.rollout().Generate(&context, ValidRequest(), &response).ok());
+}
+
+TEST(RolloutServerTest, AdminNeedsTheTokenAndReloadReportsPerField) {
+  const std::string token = TempFile("admin_token", "tok-123\n");
+  const std::string base = "security { admin_token_file: \"" + token + "\" }\n";
+  Started s = Start(base + "admission { max_n: 4 }", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  const std::string config_path = s.server->config().Current()->source;
+  Client client(s.server->grpc_address());
+
+  v1::ReloadConfigResponse response;
+  {
+    grpc::ClientContext context;  // no token
+    const grpc::Status status = client.admin().ReloadConfig(
+        &context, v1::ReloadConfigRequest(), &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_THAT(status.error_message(), ::testing::Not(HasSubstr("tok-123")));
+  }
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer wrong");
+    EXPECT_EQ(client.admin()
+                  .ReloadConfig(&context, v1::ReloadConfigRequest(), &response)
+                  .error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  // A broken value: rejected, report in the trailing metadata.
+  TempFile(config_path.substr(config_path.rfind('/') + 1),
+           base + "admission { max_n: -1 }");
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer tok-123");
+    const grpc::Status status = client.admin().ReloadConfig(
+        &context, v1::ReloadConfigRequest(), &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("admission.max_n"));
+    const auto& trailers = context.GetServerTrailingMetadata();
+    auto it = trailers.find(kReloadReportMetadata);
+    ASSERT_NE(it, trailers.end());
+    v1::ReloadConfigResponse report;
+    ASSERT_TRUE(report.ParseFromArray(it->second.data(), it->second.size()));
+    ASSERT_EQ(report.changes_size(), 1);
+    EXPECT_EQ(report.changes(0).field(), "admission.max_n");
+    EXPECT_EQ(report.changes(0).outcome(),
+              v1::ConfigFieldChange::OUTCOME_REJECTED);
+  }
+  EXPECT_EQ(s.server->config().Current()->generation, 1u);
+  // A valid change: applied, and the dispatcher hears about it.
+  TempFile(config_path.substr(config_path.rfind('/') + 1),
+           base + "admission { max_n: 8 }");
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer tok-123");
+    ASSERT_TRUE(
+        client.admin()
+            .ReloadConfig(&context, v1::ReloadConfigRequest(), &response)
+            .ok());
+    EXPECT_TRUE(response.applied());
+    EXPECT_EQ(response.generation(), 2u);
+  }
+  EXPECT_EQ(s.fake->applied_generations(), std::vector<uint64_t>{2});
+}
+
+TEST(RolloutServerTest, UpdateWeightsIsConfinedToModelRoots) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const std::string root = tmp + "/weights";
+  mkdir(root.c_str(), 0755);
+  mkdir((root + "/step-1").c_str(), 0755);
+  Started s = Start("model { roots: \"" + root + "\" }", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  v1::UpdateWeightsRequest request;
+  v1::UpdateWeightsResponse response;
+  request.set_path(tmp);  // outside
+  {
+    grpc::ClientContext context;
+    EXPECT_EQ(
+        client.admin().UpdateWeights(&context, request, &response).error_code(),
+        grpc::StatusCode::PERMISSION_DENIED);
+  }
+  request.set_path(root + "/step-1");
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(
+        client.admin().UpdateWeights(&context, request, &response).ok());
+    EXPECT_EQ(response.weight_version(), 2u);
+  }
+  EXPECT_EQ(s.fake->weight_paths(), std::vector<std::string>{root + "/step-1"});
+}
+
+}  // namespace
+}  // namespace rollout::server
