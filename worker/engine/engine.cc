@@ -752,6 +752,8 @@ void Engine::FinishGroup(Group* g) {
   if (g->state == GroupState::kWaiting) RemoveWaiting(g);
   by_request_id_.erase(g->request_id);
   finished_groups_.push_back(g);
+  // Before the summary: a caller that sees it may reuse the request id.
+  if (group_done_observer_) group_done_observer_(g->request_id);
   g->channel->PushGroupDone(std::move(sum));
 }
 

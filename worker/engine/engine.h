@@ -151,6 +151,11 @@ class Engine {
   void set_step_observer(std::function<void(const StepTrace&)> observer) {
     observer_ = std::move(observer);
   }
+  // Called (on the engine thread) with the request id when a request ends,
+  // just before its GroupSummary is pushed.
+  void set_group_done_observer(std::function<void(const std::string&)> f) {
+    group_done_observer_ = std::move(f);
+  }
 
  private:
   struct Group;
@@ -210,6 +215,7 @@ class Engine {
   absl::BitGen seed_gen_;
   EngineStats stats_;
   std::function<void(const StepTrace&)> observer_;
+  std::function<void(const std::string&)> group_done_observer_;
 };
 
 }  // namespace rollout::worker

@@ -8,7 +8,10 @@
 //
 // Threading: every method is thread-safe. The listener (if set) runs on the
 // producer's thread (the engine thread) after new events arrive: it must not
-// block (e.g. it schedules a gRPC write); it may call TryPop.
+// block (e.g. it schedules a gRPC write); it may call TryPop. It can still be
+// running after the consumer has popped the GroupSummary, so what it captures
+// must outlive the stream's producer (reset it with SetListener(nullptr) and
+// make the listener tolerate a late call, or stop the executor first).
 //
 //   std::unique_ptr<ResultStream> s = ...;  // from Executor::Enqueue
 //   while (true) {

@@ -34,15 +34,17 @@ int NextRowLen(int num_computed, int num_tokens, int prefill_chunk) {
 namespace {
 
 struct Planner {
+  explicit Planner(const SchedulerConfig& c) : cfg(c) {}
+
   const SchedulerConfig& cfg;
   std::vector<RunningSeq> running;  // sorted oldest first
   std::vector<bool> preempted;
   std::vector<bool> scheduled;
   std::unordered_map<int32_t, int> refs;  // block -> holders among running
-  int free_slots;
-  int free_blocks;
-  int budget;
-  int rows_left;
+  int free_slots = 0;
+  int free_blocks = 0;
+  int budget = 0;
+  int rows_left = 0;
   StepPlan plan;
 
   // Blocks the next row of `s` needs (new positions + a copy-on-write).
@@ -113,7 +115,7 @@ struct Planner {
 }  // namespace
 
 StepPlan Schedule(const SchedulerInput& input, const SchedulerConfig& cfg) {
-  Planner p{cfg};
+  Planner p(cfg);
   p.running = input.running;
   std::stable_sort(p.running.begin(), p.running.end(),
                    [](const RunningSeq& a, const RunningSeq& b) {
