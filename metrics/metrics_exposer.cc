@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(
   }
   std::string address = absl::StrCat(listen.substr(0, colon), ":", ports[0]);
   return std::unique_ptr<MetricsExposer>(
-      new MetricsExposer(std::move(exposer), std::move(address)));
+      new MetricsExposer(collectable, std::move(exposer), std::move(address)));
 }
 
 }  // namespace rollout::metrics

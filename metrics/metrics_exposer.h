@@ -23,7 +23,8 @@ namespace rollout::metrics {
 class MetricsExposer {
  public:
   // Binds `listen` ("host:port", "[v6]:port"; port 0 picks a free port) and
-  // serves `collectable` at /metrics. UNAVAILABLE if the address cannot be
+  // serves `collectable` at /metrics (kept alive by the exposer: prometheus-cpp
+  // itself holds only a weak reference). UNAVAILABLE if the address cannot be
   // bound; INVALID_ARGUMENT if it is malformed.
   static absl::StatusOr<std::unique_ptr<MetricsExposer>> Start(
       const std::string& listen,
@@ -33,10 +34,14 @@ class MetricsExposer {
   const std::string& address() const { return address_; }
 
  private:
-  MetricsExposer(std::unique_ptr<prometheus::Exposer> exposer,
+  MetricsExposer(std::shared_ptr<prometheus::Collectable> collectable,
+                 std::unique_ptr<prometheus::Exposer> exposer,
                  std::string address)
-      : exposer_(std::move(exposer)), address_(std::move(address)) {}
+      : collectable_(std::move(collectable)),
+        exposer_(std::move(exposer)),
+        address_(std::move(address)) {}
 
+  std::shared_ptr<prometheus::Collectable> collectable_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string address_;
 };

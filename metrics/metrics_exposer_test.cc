@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/counter.h"
+#include "prometheus/gauge.h"
 #include "prometheus/registry.h"
 
 namespace rollout::metrics {
@@ -61,6 +62,24 @@ TEST(MetricsExposerTest, PortZeroPicksAPortAndServesTheRegistry) {
   const int port = PortOf((*exposer)->address());
   EXPECT_GT(port, 0);
   EXPECT_THAT(HttpGet(port, "/metrics"), HasSubstr("test_things_total 3"));
+}
+
+TEST(MetricsExposerTest, KeepsATemporaryCollectableAlive) {
+  // The caller may hand over its only reference (e.g. a wrapper made on the
+  // fly); prometheus-cpp alone would keep just a weak_ptr and serve nothing.
+  auto registry = std::make_shared<prometheus::Registry>();
+  prometheus::BuildGauge()
+      .Name("test_temporary")
+      .Help("t")
+      .Register(*registry)
+      .Add({})
+      .Set(5);
+  auto exposer = MetricsExposer::Start(
+      "127.0.0.1:0",
+      std::shared_ptr<prometheus::Collectable>(std::move(registry)));
+  ASSERT_TRUE(exposer.ok());
+  EXPECT_THAT(HttpGet(PortOf((*exposer)->address()), "/metrics"),
+              HasSubstr("test_temporary 5"));
 }
 
 TEST(MetricsExposerTest, MalformedAddressIsInvalidArgument) {
