@@ -30,9 +30,22 @@ __global__ void FillUniformBf16Kernel(uint16_t* x, size_t n, uint64_t seed,
   }
 }
 
+// Four independent 16-byte accesses per thread and iteration: enough bytes in
+// flight for HBM3e (a one-access loop measures latency, not bandwidth).
 __global__ void ScaleKernel(float4* x, size_t n4, float c) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-       i < n4; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    float4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = __ldcs(x + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      v[u].x *= c, v[u].y *= c, v[u].z *= c, v[u].w *= c;
+      __stcs(x + i + u * stride, v[u]);
+    }
+  }
+  for (; i < n4; i += stride) {
     float4 v = x[i];
     v.x *= c, v.y *= c, v.z *= c, v.w *= c;
     x[i] = v;
@@ -40,9 +53,17 @@ __global__ void ScaleKernel(float4* x, size_t n4, float c) {
 }
 
 __global__ void ReadSumKernel(const float4* x, size_t n4, float* out) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   float acc = 0.0f;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-       i < n4; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    float4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = __ldcs(x + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+  }
+  for (; i < n4; i += stride) {
     const float4 v = __ldcs(x + i);
     acc += v.x + v.y + v.z + v.w;
   }

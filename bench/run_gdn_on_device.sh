@@ -45,6 +45,16 @@ if command -v compute-sanitizer > /dev/null; then
   grep -E "ERROR SUMMARY|Invalid|PASSED|FAILED" "$OUT/sanitizer.log" | head -20
 fi
 
+# SASS of the packed bv32 and replay bv32 kernels: 16-byte loads, their order.
+if command -v cuobjdump > /dev/null; then
+  for k in 'DecodeModeE0EfEE' 'DecodeModeE1EfEE'; do
+    f="$(cuobjdump --list-elf "$B/gdn_bench" > /dev/null 2>&1; cuobjdump --dump-resource-usage "$B/gdn_bench" 2>/dev/null | grep -o "_ZN7rollout3gdn8internal15GdnDecodeKernelINS1_4TileILi8ELi2ELi4EEELNS1_10${k}vNS1_10DecodeArgsE" | head -1)"
+    [ -n "$f" ] && cuobjdump --dump-sass --function "$f" "$B/gdn_bench" 2>/dev/null |
+      grep -E "LDG|STG|SHFL|BAR|LDS|STS|EXIT|BRA" | sed 's/ *\/\*[^*]*\*\/ *$//'
+  done > "$OUT/sass.txt" 2>&1
+  cuobjdump --dump-resource-usage "$B/gdn_bench" 2>/dev/null | grep -E "REG|Function" | paste - - | sed 's/Resource usage://' | cut -c1-220 >> "$OUT/sass.txt"
+fi
+
 echo "tests:$status  bench rc=$brc"
 sed -n '/^== GDN decode/,$p' "$OUT/gdn_bench.log"
 tail -8 "$OUT/gdn_bench.log" | grep -E "prefill|conv" || true

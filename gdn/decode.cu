@@ -72,8 +72,16 @@ DecodeArgs BaseArgs(const GdnDecodeParams& p) {
   return a;
 }
 
-DecodeTile Resolve(DecodeTile tile, int rows, int hv) {
-  return tile == DecodeTile::kAuto ? DecodeTileFor(rows, hv) : tile;
+DecodeTile Resolve(DecodeTile tile, int rows, int hv, bool replay) {
+  return tile == DecodeTile::kAuto ? DecodeTileFor(rows, hv, replay) : tile;
+}
+
+absl::Status Launched(cudaError_t pre, const char* what) {
+  if (pre != cudaSuccess) {
+    return absl::InternalError(
+        absl::StrCat(what, ": kernel setup failed: ", cudaGetErrorString(pre)));
+  }
+  return internal::LaunchStatus(what);
 }
 
 __global__ void AdvanceKernel(int batch, int L, const int32_t* ring_idx,
@@ -104,10 +112,8 @@ const char* DecodeTileName(DecodeTile tile) {
       return "bv32";
     case DecodeTile::kBv64:
       return "bv64";
-    case DecodeTile::kBv64W8:
-      return "bv64w8";
-    case DecodeTile::kBv32T4:
-      return "bv32t4";
+    case DecodeTile::kBv128:
+      return "bv128";
   }
   return "?";
 }
@@ -123,23 +129,24 @@ int DecodeTileRows(DecodeTile tile) {
     case DecodeTile::kBv16:
       return 16;
     case DecodeTile::kBv32:
-    case DecodeTile::kBv32T4:
       return 32;
     case DecodeTile::kBv64:
-    case DecodeTile::kBv64W8:
       return 64;
+    case DecodeTile::kBv128:
+      return 128;
   }
   return 0;
 }
 
-DecodeTile DecodeTileFor(int rows, int num_v_heads) {
+DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   // (row, head) pairs; the H200 has 132 SMs. Small tiles until the grid has
-  // several waves, then the tile with the most bytes in flight per thread.
+  // several waves; then the replay kernel wants large tiles (its per-CTA
+  // coefficient work is amortised over more state).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (units <= 64) return DecodeTile::kBv4;
-  if (units <= 512) return DecodeTile::kBv8;
-  if (units <= 2048) return DecodeTile::kBv16;
-  return DecodeTile::kBv32;
+  if (units <= 512) return DecodeTile::kBv16;
+  if (units <= 2048) return replay ? DecodeTile::kBv64 : DecodeTile::kBv32;
+  return replay ? DecodeTile::kBv128 : DecodeTile::kBv64;
 }
 
 absl::Status GdnDecodeParams::Validate() const {
@@ -232,9 +239,11 @@ absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.batch == 0) return absl::OkStatus();
   const DecodeArgs a = BaseArgs(params);
-  internal::LaunchPackedDecodeKernel(
-      Resolve(params.tile, params.batch, params.num_v_heads), a, stream);
-  return internal::LaunchStatus("LaunchGdnPackedDecode");
+  return Launched(
+      internal::LaunchPackedDecodeKernel(
+          Resolve(params.tile, params.batch, params.num_v_heads, false), a,
+          stream),
+      "LaunchGdnPackedDecode");
 }
 
 absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
@@ -249,14 +258,12 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   a.ring_idx = params.ring_indices;
   a.write_pos = params.write_pos;
   a.force = params.force_flush;
-  const DecodeTile tile =
-      Resolve(params.step.tile, params.step.batch, params.step.num_v_heads);
-  if (params.ring.dtype == DType::kBf16) {
-    internal::LaunchReplayDecodeKernelBf16(tile, a, stream);
-  } else {
-    internal::LaunchReplayDecodeKernelF32(tile, a, stream);
-  }
-  return internal::LaunchStatus("LaunchGdnReplayDecode");
+  const DecodeTile tile = Resolve(params.step.tile, params.step.batch,
+                                  params.step.num_v_heads, true);
+  return Launched(params.ring.dtype == DType::kBf16
+                      ? internal::LaunchReplayDecodeKernelBf16(tile, a, stream)
+                      : internal::LaunchReplayDecodeKernelF32(tile, a, stream),
+                  "LaunchGdnReplayDecode");
 }
 
 absl::Status LaunchGdnReplayFold(const GdnReplayFoldParams& params,
@@ -276,12 +283,10 @@ absl::Status LaunchGdnReplayFold(const GdnReplayFoldParams& params,
   a.L = params.ring.length;
   a.ring_idx = params.ring_indices;
   a.write_pos = params.write_pos;
-  if (params.ring.dtype == DType::kBf16) {
-    internal::LaunchReplayFoldKernelBf16(a, stream);
-  } else {
-    internal::LaunchReplayFoldKernelF32(a, stream);
-  }
-  return internal::LaunchStatus("LaunchGdnReplayFold");
+  return Launched(params.ring.dtype == DType::kBf16
+                      ? internal::LaunchReplayFoldKernelBf16(a, stream)
+                      : internal::LaunchReplayFoldKernelF32(a, stream),
+                  "LaunchGdnReplayFold");
 }
 
 absl::Status LaunchGdnReplayAdvance(const GdnReplayAdvanceParams& params,

@@ -57,27 +57,27 @@
 namespace rollout::gdn {
 
 // Work split of the decode kernels: a CTA owns bv v-rows of one (row, value
-// head) over all K columns; `threads_per_row` threads share a v-row (each
-// holds K / threads_per_row columns in registers) and each thread owns
-// `rows_per_thread` v-rows. Small tiles fill the GPU at small batch; large
-// ones keep more bytes in flight per thread at large batch. kAuto picks from
-// batch and head count (DecodeTileFor).
+// head) over all K columns, staged through shared memory (bv * 512 bytes);
+// 8 threads share a v-row (16 columns each) and each thread owns 1-4 rows
+// (decode_kernel.cuh). Small tiles fill the GPU at small batch; large ones
+// amortise the per-CTA work (ring coefficients, norms) at large batch. kAuto
+// picks from the batch, head count and mode (DecodeTileFor).
 enum class DecodeTile : int {
   kAuto = 0,
-  kBv4 = 1,     // 16 threads/row, 1 row/thread, 2 warps  -> bv = 4
-  kBv8 = 2,     //  8 threads/row, 1 row/thread, 2 warps  -> bv = 8
-  kBv16 = 3,    //  8 threads/row, 1 row/thread, 4 warps  -> bv = 16
-  kBv32 = 4,    //  8 threads/row, 2 rows/thread, 4 warps -> bv = 32
-  kBv64 = 5,    //  8 threads/row, 4 rows/thread, 4 warps -> bv = 64
-  kBv64W8 = 6,  //  8 threads/row, 2 rows/thread, 8 warps -> bv = 64
-  kBv32T4 = 7,  //  4 threads/row, 1 row/thread, 4 warps  -> bv = 32
+  kBv4 = 1,    // 1 warp,  1 row/thread  -> bv = 4    (2 KB tile)
+  kBv8 = 2,    // 2 warps, 1 row/thread  -> bv = 8    (4 KB)
+  kBv16 = 3,   // 2 warps, 2 rows/thread -> bv = 16   (8 KB)
+  kBv32 = 4,   // 4 warps, 2 rows/thread -> bv = 32   (16 KB)
+  kBv64 = 5,   // 4 warps, 4 rows/thread -> bv = 64   (32 KB)
+  kBv128 = 6,  // 8 warps, 4 rows/thread -> bv = 128  (64 KB, whole head)
 };
-constexpr int kNumDecodeTiles = 8;
+constexpr int kNumDecodeTiles = 7;
 const char* DecodeTileName(DecodeTile tile);
 // V-rows per CTA of a tile (kAuto: 0).
 int DecodeTileRows(DecodeTile tile);
-// The tile kAuto resolves to for `rows` decode rows of `num_v_heads` heads.
-DecodeTile DecodeTileFor(int rows, int num_v_heads);
+// The tile kAuto resolves to for `rows` decode rows of `num_v_heads` heads,
+// for the packed or the ReplaySSM kernel.
+DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay);
 
 // One packed decode step (state read + write) of a GDN layer.
 struct GdnDecodeParams {

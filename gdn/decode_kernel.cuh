@@ -3,29 +3,36 @@
 // ReplaySSM fold.
 //
 // Work split. A CTA owns kBv v-rows of one (decode row, value head) over all
-// K = 128 columns. A "row group" of kTpr adjacent lanes shares a v-row: lane
-// t of the group holds the float4 columns (m * kTpr + t) * 4, m < kVec, so one
-// warp instruction reads 32 / kTpr rows x 128 contiguous bytes (full lines).
-// Each thread owns kRows v-rows; all its state loads (kRows * kVec 16-byte
-// loads) are issued before any use, and the whole tile stays in registers
-// until it is written back (packed step, flush) or dropped (history route):
-// the state is read exactly once and written at most once.
+// K = 128 columns. A "row group" of 8 adjacent lanes shares a v-row: lane t of
+// the group holds the float4 columns (m * 8 + t) * 4, m < 4, so one warp
+// instruction covers 4 rows x 128 contiguous bytes (full lines, and
+// conflict-free 16-byte shared-memory phases). Each thread owns kRows v-rows.
 //
-// Per v-row the state's two contractions S.k and S.q are reduced inside the
-// row group (log2(kTpr) shuffles), so d_v and o_v need no shared memory. The
-// L2 norms of q and k are reduced the same way (every group reduces the full
-// vector: K = 128 spread over its kTpr lanes).
+// Bytes in flight. The state tile is staged into shared memory with 16-byte
+// cp.async copies issued as the first thing a CTA does (each thread copies
+// exactly the chunks it later reads, so the packed path needs no barrier). In
+// flight, the tile costs no registers: an SM keeps several CTAs' whole tiles
+// (100-200 KB) streaming, which is what an HBM3e part needs, while a
+// register-resident tile (the first version of this kernel) capped the bytes
+// in flight at ~50 KB per SM and ~90 % of copy bandwidth. Every other load of
+// a CTA (slot, ring cursor, ring entries, q|k|v, gates) is issued before the
+// first wait, so a CTA's critical path is two memory latencies (index, data).
+//
+// Per v-row the contractions S.k and S.q are reduced inside the row group (3
+// shuffles each); the L2 norms of q and k are reduced the same way.
 //
 // ReplaySSM, non-flush step (history route, no state write):
 //   y_x[v] = A (C x)[v] + sum_{j<n} c^x_j d_j[v],   c^x_j = w_j (k_j . x)
 // The n coefficients per x are computed once per CTA (warp w takes entries
-// j = w, w + kWarps, ...; the ring's k_j are read through L2, shared by the r
-// value heads and all v-blocks of a key group) and passed through shared
-// memory; the d_j[v] terms are spread over the lanes of the row group (entry
-// j goes to lane j % kTpr), so they fold into the same group reduction as C x.
-// Flush step: the entries are folded into the register tile (S = A C +
-// sum_j w_j d_j k_j^T, k_j columns re-read from L1/L2) and the packed step
-// follows on the same registers: one state read, one write, no re-walk.
+// j = w, w + kWarps, ...; ring k_j are shared through L2 by the r value heads
+// and the v-blocks of a key group) and passed through shared memory; the
+// d_j[v] terms go to lane j % 8 of the row group and fold into the same
+// reduction as C x.
+// Flush step (and fold): the ring is folded into the staged tile on chip,
+// S = A C + sum_j w_j d_j k_j^T, with the k_j of 8 entries at a time held in
+// registers in lane layout (lane = 4 columns) and the coefficients w_j d_j[v]
+// in shared memory; then the packed step runs on the tile: one state read,
+// one write, no second pass over memory.
 #ifndef ROLLOUT_GDN_DECODE_KERNEL_CUH_
 #define ROLLOUT_GDN_DECODE_KERNEL_CUH_
 
@@ -40,6 +47,7 @@ namespace rollout::gdn::internal {
 
 constexpr int kDim = 128;                        // K = V
 constexpr int kMaxRing = 64;                     // largest ring length L
+constexpr int kFoldChunk = 8;                    // ring entries per fold pass
 constexpr float kQScale = 0.08838834764831845f;  // 128^-1/2
 
 enum class DecodeMode : int { kPacked = 0, kReplay = 1, kFold = 2 };
@@ -69,22 +77,23 @@ struct DecodeArgs {
   const int8_t* force = nullptr;
 };
 
-template <int kTpr_, int kRows_, int kWarps_>
+template <int kWarps_, int kRows_, int kMinBlocks_>
 struct Tile {
-  static constexpr int kTpr = kTpr_;    // lanes per v-row
+  static constexpr int kTpr = 8;        // lanes per v-row
   static constexpr int kRows = kRows_;  // v-rows per thread
   static constexpr int kWarps = kWarps_;
+  static constexpr int kMinBlocks = kMinBlocks_;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kGroups = kWarps * (32 / kTpr);  // row groups per CTA
   static constexpr int kBv = kGroups * kRows;           // v-rows per CTA
   static constexpr int kVec = kDim / (4 * kTpr);        // float4 per row-thread
   static constexpr int kNvb = kDim / kBv;               // CTAs per head
-  // d_j entries per row held in registers before the reduction (covers
-  // n <= 15, i.e. L = 16, without a second pass).
+  static constexpr int kTileBytes = kBv * kDim * 4;     // dynamic smem
+  // d_j entries per row prefetched (covers n <= 15, i.e. L = 16).
   static constexpr int kPreD = (16 + kTpr - 1) / kTpr;
-  // Ring k_j vectors per warp loaded ahead of the coefficient phase.
+  // Ring k_j vectors per warp prefetched for the coefficient phase.
   static constexpr int kPreJ = (16 + kWarps - 1) / kWarps;
-  static_assert(kDim % (4 * kTpr) == 0 && kDim % kBv == 0, "tile shape");
+  static_assert(kDim % kBv == 0, "tile shape");
 };
 
 // Ring element IO for fp32 and bf16 rings.
@@ -127,15 +136,30 @@ __device__ __forceinline__ float4 Scale4(float4 a, float s) {
   return make_float4(a.x * s, a.y * s, a.z * s, a.w * s);
 }
 
-// Ring weights of n entries, computed identically by every warp: lane l gets
-// w_l and w_{l+32} (w_j = exp(sum_{j<i<n} g_i), suffix sums: all <= 1) and
-// the checkpoint decay A = exp(sum_{i<n} g_i). g_ring: [L] of this head.
-__device__ __forceinline__ void RingWeights(const float* g_ring, int n,
-                                            int lane, float* w_lo, float* w_hi,
+__device__ __forceinline__ float4 Zero4() {
+  return make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+// 16-byte global -> shared copy that bypasses L1 and holds no register.
+__device__ __forceinline__ void CpAsync16(float* smem, const float* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s),
+               "l"(gmem));
+}
+__device__ __forceinline__ void CpAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+__device__ __forceinline__ void CpAsyncWaitAll() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+// Ring weights of n entries from the lane's g values (x0 = g_lane, x1 =
+// g_{lane+32}, zero at or past n), computed identically by every warp: lane l
+// gets w_l and w_{l+32} (w_j = exp(sum_{j<i<n} g_i), suffix sums: all <= 1)
+// and the checkpoint decay A = exp(sum_{i<n} g_i).
+__device__ __forceinline__ void RingWeights(float x0, float x1, int lane,
+                                            float* w_lo, float* w_hi,
                                             float* A) {
-  float x0 = lane < n ? g_ring[lane] : 0.0f;
-  float x1 = lane + 32 < n ? g_ring[lane + 32] : 0.0f;
-  // Inclusive suffix sums inside each half.
 #pragma unroll
   for (int off = 1; off < 32; off *= 2) {
     const float y0 = __shfl_down_sync(0xffffffffu, x0, off);
@@ -161,11 +185,14 @@ __device__ __forceinline__ float WeightOf(int j, float w_lo, float w_hi) {
 }
 
 template <class T, DecodeMode kMode, typename RingT>
-__global__ void __launch_bounds__(T::kThreads)
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     GdnDecodeKernel(const DecodeArgs p) {
   constexpr int kTpr = T::kTpr, kRows = T::kRows, kVec = T::kVec;
-  constexpr int kGroups = T::kGroups;
-  __shared__ float sh_cq[kMaxRing], sh_ck[kMaxRing];
+  constexpr int kGroups = T::kGroups, kBv = T::kBv, kWarps = T::kWarps;
+  extern __shared__ float4 smem_tile4[];
+  float* tile = reinterpret_cast<float*>(smem_tile4);  // [kBv][K]
+  __shared__ float sh_cq[kMaxRing], sh_ck[kMaxRing], sh_w[kMaxRing];
+  __shared__ float sh_coef[kFoldChunk][kBv];
 
   int bid = blockIdx.x;
   const int vb = bid % T::kNvb;
@@ -175,62 +202,96 @@ __global__ void __launch_bounds__(T::kThreads)
   const int kh = h / p.r;  // repeat_interleave: value head h -> key head h/r
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int t = lane & (kTpr - 1);
-  const int v0 = vb * T::kBv + warp * (32 / kTpr) + lane / kTpr;
-  auto vrow = [&](int i) { return v0 + i * kGroups; };
+  const int grp = warp * (32 / kTpr) + lane / kTpr;      // row group in the CTA
+  auto vloc = [&](int i) { return grp + i * kGroups; };  // local v-row
+  const int vbase = vb * kBv;
   const int64_t o_base = static_cast<int64_t>(row) * p.o_stride + h * kDim;
 
+  // ---- Independent index loads first (one latency for all of them).
   const int slot = p.slots[row];
+  int rslot = -1, wp = 0;
+  bool forced = false;
+  if constexpr (kMode != DecodeMode::kPacked) {
+    rslot = p.ring_idx[row];
+    wp = p.write_pos[row];
+    forced = p.force != nullptr && p.force[row] != 0;
+  }
+  if constexpr (kMode == DecodeMode::kFold) {
+    if (slot < 0 || rslot < 0 || wp <= 0) return;  // nothing to fold
+  }
   if (slot < 0) {  // padding row: zeros out, nothing else
     if (kMode != DecodeMode::kFold && t == 0) {
 #pragma unroll
-      for (int i = 0; i < kRows; ++i)
-        StoreAny(p.o, o_base + vrow(i), 0.0f, p.o_fp32);
+      for (int i = 0; i < kRows; ++i) {
+        StoreAny(p.o, o_base + vbase + vloc(i), 0.0f, p.o_fp32);
+      }
     }
     return;
   }
 
-  // ---- State tile: every load in flight before any use.
-  float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim);
-  float4 s[kRows][kVec];
+  // ---- Stage the state tile: each thread copies the chunks it will read.
+  float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
+             static_cast<int64_t>(vbase) * kDim;  // [kBv, K] block
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
 #pragma unroll
     for (int m = 0; m < kVec; ++m) {
-      s[i][m] = __ldcs(reinterpret_cast<const float4*>(S + vrow(i) * kDim +
-                                                       (m * kTpr + t) * 4));
+      const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
+      CpAsync16(tile + off, S + off);
     }
   }
+  CpAsyncCommit();
 
-  // ---- Ring cursor of this row.
+  // ---- Ring cursor and the non-flush step's ring loads (masked by n later;
+  // entries < L are valid memory, so the loads need not wait for the cursor).
   int n = 0;
   bool flush = true;
-  int rslot = -1;
   if constexpr (kMode != DecodeMode::kPacked) {
-    // Independent loads (no chain through ring_idx).
-    rslot = p.ring_idx[row];
-    const int wp = p.write_pos[row];
-    const bool forced = p.force != nullptr && p.force[row] != 0;
     if (rslot >= 0) {
       n = min(max(wp, 0), p.L - 1);  // a corrupt cursor cannot leave the ring
       flush = n == p.L - 1 || forced;
     }
-    if constexpr (kMode == DecodeMode::kFold) {
-      if (rslot < 0 || n == 0) return;
-    }
   }
   const RingT* ring_k = nullptr;  // [L, K] of this key head
   RingT* ring_d = nullptr;        // [L, V] of this value head
-  float* ring_g = nullptr;        // [L] of this value head
-  if (rslot >= 0) {
-    ring_k = static_cast<const RingT*>(p.ring_k) +
-             (static_cast<int64_t>(rslot) * p.H + kh) * p.L * kDim;
-    ring_d = static_cast<RingT*>(p.ring_d) +
-             (static_cast<int64_t>(rslot) * p.HV + h) * p.L * kDim;
-    ring_g = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
+  const float* ring_g = nullptr;  // [L] of this value head
+  float gl0 = 0.f, gl1 = 0.f;
+  float4 kj[T::kPreJ];
+  float dj[kRows][T::kPreD];
+  if constexpr (kMode != DecodeMode::kPacked) {
+    if (rslot >= 0) {
+      ring_k = static_cast<const RingT*>(p.ring_k) +
+               (static_cast<int64_t>(rslot) * p.H + kh) * p.L * kDim;
+      ring_d = static_cast<RingT*>(p.ring_d) +
+               (static_cast<int64_t>(rslot) * p.HV + h) * p.L * kDim;
+      ring_g = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
+      gl0 = lane < p.L ? ring_g[lane] : 0.f;
+      gl1 = lane + 32 < p.L ? ring_g[lane + 32] : 0.f;
+    }
+  }
+  if constexpr (kMode == DecodeMode::kReplay) {
+#pragma unroll
+    for (int i = 0; i < T::kPreJ; ++i) {
+      const int j = warp + i * kWarps;
+      kj[i] = (rslot >= 0 && j < p.L)
+                  ? RingIO<RingT>::Load4(ring_k + j * kDim + lane * 4)
+                  : Zero4();
+    }
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+#pragma unroll
+      for (int m = 0; m < T::kPreD; ++m) {
+        const int j = t + m * kTpr;
+        dj[i][m] =
+            (rslot >= 0 && j < p.L)
+                ? RingIO<RingT>::Load(ring_d + j * kDim + vbase + vloc(i))
+                : 0.f;
+      }
+    }
   }
 
-  // ---- Token inputs (row-group layout).
-  float4 q[kVec], k[kVec];
+  // ---- Token inputs (row-group layout; lane layout for the coefficients).
+  float4 q[kVec], k[kVec], ql = Zero4(), kl = Zero4();
   float vv[kRows];
   float g = 0.0f, beta = 0.0f;
   const uint16_t* x = p.qkv + static_cast<int64_t>(row) * p.qkv_stride;
@@ -243,7 +304,11 @@ __global__ void __launch_bounds__(T::kThreads)
     }
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
-      vv[i] = Bf16ToFloat(x[(2 * p.H + h) * kDim + vrow(i)]);
+      vv[i] = Bf16ToFloat(x[(2 * p.H + h) * kDim + vbase + vloc(i)]);
+    }
+    if constexpr (kMode == DecodeMode::kReplay) {
+      ql = LoadBf16x4(x + kh * kDim + lane * 4);
+      kl = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
     }
     const int64_t ab = static_cast<int64_t>(row) * p.ab_stride + h;
     GateMath(LoadAny(p.a, ab, p.ab_fp32), LoadAny(p.b, ab, p.ab_fp32),
@@ -253,35 +318,15 @@ __global__ void __launch_bounds__(T::kThreads)
   if constexpr (kMode == DecodeMode::kReplay) {
     if (!flush) {
       // ================= History route (no state write) =================
-      // Loads first: ring g, this warp's k_j, this lane's d_j[v], and q, k in
-      // lane layout (lane holds columns 4*lane..4*lane+3).
       float w_lo, w_hi, A;
-      float4 kj[T::kPreJ];
-#pragma unroll
-      for (int i = 0; i < T::kPreJ; ++i) {
-        const int j = warp + i * T::kWarps;
-        kj[i] = j < n ? RingIO<RingT>::Load4(ring_k + j * kDim + lane * 4)
-                      : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
-      float dj[kRows][T::kPreD];
-#pragma unroll
-      for (int i = 0; i < kRows; ++i) {
-#pragma unroll
-        for (int m = 0; m < T::kPreD; ++m) {
-          const int j = t + m * kTpr;
-          dj[i][m] =
-              j < n ? RingIO<RingT>::Load(ring_d + j * kDim + vrow(i)) : 0.0f;
-        }
-      }
-      float4 ql = LoadBf16x4(x + kh * kDim + lane * 4);
-      float4 kl = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
-      RingWeights(ring_g, n, lane, &w_lo, &w_hi, &A);
+      RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, lane, &w_lo,
+                  &w_hi, &A);
       ql = Scale4(ql, rsqrtf(GroupSum<32>(Dot4(ql, ql)) + kL2Eps) * kQScale);
       kl = Scale4(kl, rsqrtf(GroupSum<32>(Dot4(kl, kl)) + kL2Eps));
       // Coefficients c^q_j, c^k_j -> shared memory.
 #pragma unroll
       for (int i = 0; i < T::kPreJ; ++i) {
-        const int j = warp + i * T::kWarps;
+        const int j = warp + i * kWarps;
         if (j < n) {
           const float dq = GroupSum<32>(Dot4(kj[i], ql));
           const float dk = GroupSum<32>(Dot4(kj[i], kl));
@@ -292,7 +337,7 @@ __global__ void __launch_bounds__(T::kThreads)
           }
         }
       }
-      for (int j = warp + T::kPreJ * T::kWarps; j < n; j += T::kWarps) {
+      for (int j = warp + T::kPreJ * kWarps; j < n; j += kWarps) {
         const float4 kv = RingIO<RingT>::Load4(ring_k + j * kDim + lane * 4);
         const float dq = GroupSum<32>(Dot4(kv, ql));
         const float dk = GroupSum<32>(Dot4(kv, kl));
@@ -319,14 +364,17 @@ __global__ void __launch_bounds__(T::kThreads)
         k[m] = Scale4(k[m], rk);
       }
       const float alpha = expf(g);
-      __syncthreads();  // coefficients visible
+      CpAsyncWaitAll();  // own chunks of the tile
+      __syncthreads();   // coefficients visible
 #pragma unroll
       for (int i = 0; i < kRows; ++i) {
         float pq = 0.f, pk = 0.f;
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
-          pq += Dot4(s[i][m], q[m]);
-          pk += Dot4(s[i][m], k[m]);
+          const float4 s = *reinterpret_cast<const float4*>(
+              tile + vloc(i) * kDim + (m * kTpr + t) * 4);
+          pq += Dot4(s, q[m]);
+          pk += Dot4(s, k[m]);
         }
         pq *= A;
         pk *= A;
@@ -339,7 +387,8 @@ __global__ void __launch_bounds__(T::kThreads)
           }
         }
         for (int j = t + T::kPreD * kTpr; j < n; j += kTpr) {
-          const float d = RingIO<RingT>::Load(ring_d + j * kDim + vrow(i));
+          const float d =
+              RingIO<RingT>::Load(ring_d + j * kDim + vbase + vloc(i));
           pq += sh_cq[j] * d;
           pk += sh_ck[j] * d;
         }
@@ -347,8 +396,9 @@ __global__ void __launch_bounds__(T::kThreads)
         pk = GroupSum<kTpr>(pk);
         const float d = beta * (vv[i] - alpha * pk);
         if (t == 0) {
-          StoreAny(p.o, o_base + vrow(i), alpha * pq + kq * d, p.o_fp32);
-          RingIO<RingT>::Store(ring_d + n * kDim + vrow(i), d);
+          StoreAny(p.o, o_base + vbase + vloc(i), alpha * pq + kq * d,
+                   p.o_fp32);
+          RingIO<RingT>::Store(ring_d + n * kDim + vbase + vloc(i), d);
         }
       }
       // Append k once per key group (first value head, first v-block) and g
@@ -360,57 +410,75 @@ __global__ void __launch_bounds__(T::kThreads)
           RingIO<RingT>::Store4(kdst + (m * kTpr + t) * 4, k[m]);
         }
       }
-      if (vb == 0 && threadIdx.x == 0) ring_g[n] = g;
+      if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
       return;
     }
   }
 
-  // ================= Materialise (flush / fold) =================
+  // ================= Fold the ring into the tile (flush / fold) ============
   if constexpr (kMode != DecodeMode::kPacked) {
     if (n > 0) {
       float w_lo, w_hi, A;
-      RingWeights(ring_g, n, lane, &w_lo, &w_hi, &A);
-#pragma unroll
-      for (int i = 0; i < kRows; ++i) {
-#pragma unroll
-        for (int m = 0; m < kVec; ++m) s[i][m] = Scale4(s[i][m], A);
+      RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, lane, &w_lo,
+                  &w_hi, &A);
+      if (warp == 0) {
+        sh_w[lane] = w_lo;
+        sh_w[lane + 32] = w_hi;
       }
-#pragma unroll 2
-      for (int j = 0; j < n; ++j) {
-        const float wj = WeightOf(j, w_lo, w_hi);
-        float4 kc[kVec];
-#pragma unroll
-        for (int m = 0; m < kVec; ++m) {
-          kc[m] = RingIO<RingT>::Load4(ring_k + j * kDim + (m * kTpr + t) * 4);
+      CpAsyncWaitAll();
+      __syncthreads();  // whole tile and sh_w visible
+      for (int c0 = 0; c0 < n; c0 += kFoldChunk) {
+        // Coefficients w_j d_j[v] of this chunk -> shared memory.
+        for (int e = threadIdx.x; e < kFoldChunk * kBv; e += T::kThreads) {
+          const int jj = e / kBv, v = e % kBv, j = c0 + jj;
+          sh_coef[jj][v] =
+              j < n
+                  ? sh_w[j] * RingIO<RingT>::Load(ring_d + j * kDim + vbase + v)
+                  : 0.f;
         }
+        // k_j of the chunk in lane layout (lane = 4 columns).
+        float4 kc[kFoldChunk];
 #pragma unroll
-        for (int i = 0; i < kRows; ++i) {
-          const float c = wj * RingIO<RingT>::Load(ring_d + j * kDim + vrow(i));
+        for (int jj = 0; jj < kFoldChunk; ++jj) {
+          kc[jj] =
+              c0 + jj < n
+                  ? RingIO<RingT>::Load4(ring_k + (c0 + jj) * kDim + lane * 4)
+                  : Zero4();
+        }
+        __syncthreads();  // coefficients visible
+        for (int v = warp; v < kBv; v += kWarps) {
+          float4* sp = reinterpret_cast<float4*>(tile + v * kDim) + lane;
+          float4 s = *sp;
+          if (c0 == 0) s = Scale4(s, A);
 #pragma unroll
-          for (int m = 0; m < kVec; ++m) {
-            s[i][m].x = fmaf(c, kc[m].x, s[i][m].x);
-            s[i][m].y = fmaf(c, kc[m].y, s[i][m].y);
-            s[i][m].z = fmaf(c, kc[m].z, s[i][m].z);
-            s[i][m].w = fmaf(c, kc[m].w, s[i][m].w);
+          for (int jj = 0; jj < kFoldChunk; ++jj) {
+            const float c = sh_coef[jj][v];
+            s.x = fmaf(c, kc[jj].x, s.x);
+            s.y = fmaf(c, kc[jj].y, s.y);
+            s.z = fmaf(c, kc[jj].z, s.z);
+            s.w = fmaf(c, kc[jj].w, s.w);
           }
+          *sp = s;
         }
+        __syncthreads();  // tile updated; coefficients free for reuse
       }
     }
     if constexpr (kMode == DecodeMode::kFold) {
+      CpAsyncWaitAll();
 #pragma unroll
       for (int i = 0; i < kRows; ++i) {
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
-          __stcs(reinterpret_cast<float4*>(S + vrow(i) * kDim +
-                                           (m * kTpr + t) * 4),
-                 s[i][m]);
+          const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
+          __stcs(reinterpret_cast<float4*>(S + off),
+                 *reinterpret_cast<const float4*>(tile + off));
         }
       }
       return;
     }
   }
 
-  // ================= Packed step on the register tile =================
+  // ================= Packed step on the staged tile =================
   if constexpr (kMode != DecodeMode::kFold) {
     float nq = 0.f, nk = 0.f, qk = 0.f;
 #pragma unroll
@@ -428,13 +496,17 @@ __global__ void __launch_bounds__(T::kThreads)
       k[m] = Scale4(k[m], rk);
     }
     const float alpha = expf(g);
+    CpAsyncWaitAll();  // own chunks (the fold path synchronised already)
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
+      float4 s[kVec];
       float pq = 0.f, pk = 0.f;
 #pragma unroll
       for (int m = 0; m < kVec; ++m) {
-        pq += Dot4(s[i][m], q[m]);
-        pk += Dot4(s[i][m], k[m]);
+        s[m] = *reinterpret_cast<const float4*>(tile + vloc(i) * kDim +
+                                                (m * kTpr + t) * 4);
+        pq += Dot4(s[m], q[m]);
+        pk += Dot4(s[m], k[m]);
       }
       pq = GroupSum<kTpr>(pq);
       pk = GroupSum<kTpr>(pk);
@@ -444,62 +516,72 @@ __global__ void __launch_bounds__(T::kThreads)
 #pragma unroll
       for (int m = 0; m < kVec; ++m) {
         float4 u;
-        u.x = fmaf(d, k[m].x, alpha * s[i][m].x);
-        u.y = fmaf(d, k[m].y, alpha * s[i][m].y);
-        u.z = fmaf(d, k[m].z, alpha * s[i][m].z);
-        u.w = fmaf(d, k[m].w, alpha * s[i][m].w);
+        u.x = fmaf(d, k[m].x, alpha * s[m].x);
+        u.y = fmaf(d, k[m].y, alpha * s[m].y);
+        u.z = fmaf(d, k[m].z, alpha * s[m].z);
+        u.w = fmaf(d, k[m].w, alpha * s[m].w);
         __stcs(
-            reinterpret_cast<float4*>(S + vrow(i) * kDim + (m * kTpr + t) * 4),
+            reinterpret_cast<float4*>(S + vloc(i) * kDim + (m * kTpr + t) * 4),
             u);
       }
       if (t == 0) {
-        StoreAny(p.o, o_base + vrow(i), alpha * pq + kq * d, p.o_fp32);
+        StoreAny(p.o, o_base + vbase + vloc(i), alpha * pq + kq * d, p.o_fp32);
       }
     }
   }
 }
 
 template <class T, DecodeMode kMode, typename RingT>
-void LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream) {
+cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream) {
+  auto kernel = GdnDecodeKernel<T, kMode, RingT>;
+  // Above 48 KB of dynamic shared memory a kernel must opt in (once).
+  static const cudaError_t attr =
+      T::kTileBytes > 48 * 1024
+          ? cudaFuncSetAttribute(kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 T::kTileBytes)
+          : cudaSuccess;
+  if (attr != cudaSuccess) return attr;
   const int64_t blocks = static_cast<int64_t>(a.batch) * a.HV * T::kNvb;
-  GdnDecodeKernel<T, kMode, RingT>
-      <<<static_cast<unsigned>(blocks), T::kThreads, 0, stream>>>(a);
+  kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kTileBytes, stream>>>(
+      a);
+  return cudaSuccess;
 }
 
 // The tile table (decode.h's DecodeTile). kAuto must be resolved before.
 template <DecodeMode kMode, typename RingT>
-void LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
-                         cudaStream_t stream) {
+cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
+                                cudaStream_t stream) {
   switch (tile) {
     case DecodeTile::kBv4:
-      return LaunchDecodeTile<Tile<16, 1, 2>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<1, 1, 1>, kMode, RingT>(a, stream);
     case DecodeTile::kBv8:
-      return LaunchDecodeTile<Tile<8, 1, 2>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<2, 1, 1>, kMode, RingT>(a, stream);
     case DecodeTile::kBv16:
-      return LaunchDecodeTile<Tile<8, 1, 4>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<2, 2, 1>, kMode, RingT>(a, stream);
     case DecodeTile::kBv32:
-      return LaunchDecodeTile<Tile<8, 2, 4>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<4, 2, 6>, kMode, RingT>(a, stream);
     case DecodeTile::kBv64:
-      return LaunchDecodeTile<Tile<8, 4, 4>, kMode, RingT>(a, stream);
-    case DecodeTile::kBv64W8:
-      return LaunchDecodeTile<Tile<8, 2, 8>, kMode, RingT>(a, stream);
-    case DecodeTile::kBv32T4:
-      return LaunchDecodeTile<Tile<4, 1, 4>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<4, 4, 6>, kMode, RingT>(a, stream);
+    case DecodeTile::kBv128:
+      return LaunchDecodeTile<Tile<8, 4, 3>, kMode, RingT>(a, stream);
     case DecodeTile::kAuto:
       break;
   }
+  return cudaErrorInvalidValue;
 }
 
 // Entry points of the instantiation files (one per mode / ring dtype, so nvcc
 // compiles them in parallel). Fold uses the kBv32 tile.
-void LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
-                              cudaStream_t stream);
-void LaunchReplayDecodeKernelF32(DecodeTile tile, const DecodeArgs& a,
-                                 cudaStream_t stream);
-void LaunchReplayDecodeKernelBf16(DecodeTile tile, const DecodeArgs& a,
-                                  cudaStream_t stream);
-void LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream);
-void LaunchReplayFoldKernelBf16(const DecodeArgs& a, cudaStream_t stream);
+cudaError_t LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
+                                     cudaStream_t stream);
+cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, const DecodeArgs& a,
+                                        cudaStream_t stream);
+cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, const DecodeArgs& a,
+                                         cudaStream_t stream);
+cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream);
+cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,
+                                       cudaStream_t stream);
 
 }  // namespace rollout::gdn::internal
 

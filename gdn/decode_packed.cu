@@ -3,9 +3,9 @@
 
 namespace rollout::gdn::internal {
 
-void LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
-                              cudaStream_t stream) {
-  LaunchDecodeForTile<DecodeMode::kPacked, float>(tile, a, stream);
+cudaError_t LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
+                                     cudaStream_t stream) {
+  return LaunchDecodeForTile<DecodeMode::kPacked, float>(tile, a, stream);
 }
 
 }  // namespace rollout::gdn::internal

@@ -4,13 +4,15 @@
 
 namespace rollout::gdn::internal {
 
-void LaunchReplayDecodeKernelBf16(DecodeTile tile, const DecodeArgs& a,
-                                  cudaStream_t stream) {
-  LaunchDecodeForTile<DecodeMode::kReplay, uint16_t>(tile, a, stream);
+cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, const DecodeArgs& a,
+                                         cudaStream_t stream) {
+  return LaunchDecodeForTile<DecodeMode::kReplay, uint16_t>(tile, a, stream);
 }
 
-void LaunchReplayFoldKernelBf16(const DecodeArgs& a, cudaStream_t stream) {
-  LaunchDecodeTile<Tile<8, 2, 4>, DecodeMode::kFold, uint16_t>(a, stream);
+cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,
+                                       cudaStream_t stream) {
+  return LaunchDecodeTile<Tile<4, 2, 1>, DecodeMode::kFold, uint16_t>(a,
+                                                                      stream);
 }
 
 }  // namespace rollout::gdn::internal

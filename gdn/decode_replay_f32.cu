@@ -3,13 +3,14 @@
 
 namespace rollout::gdn::internal {
 
-void LaunchReplayDecodeKernelF32(DecodeTile tile, const DecodeArgs& a,
-                                 cudaStream_t stream) {
-  LaunchDecodeForTile<DecodeMode::kReplay, float>(tile, a, stream);
+cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, const DecodeArgs& a,
+                                        cudaStream_t stream) {
+  return LaunchDecodeForTile<DecodeMode::kReplay, float>(tile, a, stream);
 }
 
-void LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream) {
-  LaunchDecodeTile<Tile<8, 2, 4>, DecodeMode::kFold, float>(a, stream);
+cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a,
+                                      cudaStream_t stream) {
+  return LaunchDecodeTile<Tile<4, 2, 1>, DecodeMode::kFold, float>(a, stream);
 }
 
 }  // namespace rollout::gdn::internal

@@ -507,7 +507,8 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   a.ring_length = 65;
   EXPECT_FALSE(a.Validate().ok());
   EXPECT_EQ(DecodeTileRows(DecodeTile::kBv32), 32);
-  EXPECT_NE(DecodeTileFor(1, 32), DecodeTile::kAuto);
+  EXPECT_NE(DecodeTileFor(1, 32, false), DecodeTile::kAuto);
+  EXPECT_NE(DecodeTileFor(4096, 64, true), DecodeTile::kAuto);
   EXPECT_EQ(GdnReplayRing::SlotBytes(16, 32, 128, 16, DType::kFp32),
             16LL * (16 * 128 * 4 + 32 * 128 * 4 + 32 * 4));
 }
