@@ -11,8 +11,9 @@ Each iteration:
   6. hands the batch to `train_step` -- THE PLACE WHERE YOUR TRAINER PLUGS IN -- which returns
      the checkpoint directory holding the updated policy,
   7. loads those weights into every rolloutd replica with Admin.UpdateWeights (between Pause and
-     Resume), and asks the next iteration's groups for at least that weight version
-     (min_weight_version), so that every rollout is on-policy.
+     Resume) under an explicit version number (the same on every replica, and safe to retry),
+     and asks the next iteration's groups for at least that weight version (min_weight_version),
+     so that every rollout is on-policy.
 
 Run it against a local rolloutd serving the embedded tiny model:
 
@@ -233,11 +234,15 @@ async def run(args: argparse.Namespace) -> List[IterationStats]:
                                   timeout=args.timeout) as client:
         if args.wait_ready:
             await client.wait_ready(args.wait_ready)
-        info = await client.server_info()
+        infos = await client.server_infos()
+        info = next(iter(infos.values()))
         if info.model is None:
             raise SystemExit(f"{info.endpoint}: no model is known yet (no ready worker?)")
         vocab = info.model.vocab_size
-        version = info.weight_version
+        # Weight version every replica serves at least; updates below name the next version
+        # explicitly, so all replicas agree on it and a retried update cannot bump it twice.
+        version = min(i.weight_version for i in infos.values())
+        next_version = max(i.weight_version for i in infos.values()) + 1
         log.info("server %s: model %s (%s, vocab %d), weight version %d, %d ready worker(s)",
                  info.endpoint, info.model.name, info.model.model_type, vocab, version,
                  info.ready_workers)
@@ -296,11 +301,13 @@ async def run(args: argparse.Namespace) -> List[IterationStats]:
                     if args.pause_mode != "none":
                         await client.pause(args.pause_mode)
                     try:
-                        updated = await client.update_weights(os.path.abspath(new_checkpoint))
+                        updated = await client.update_weights(os.path.abspath(new_checkpoint),
+                                                              version=next_version)
                     finally:
                         if args.pause_mode != "none":
                             await client.resume()
                     version = min(r.weight_version for r in updated.values())
+                    next_version = max(r.weight_version for r in updated.values()) + 1
                     stats.update_version = version
                     stats.update_seconds = time.monotonic() - t1
                     log.info("weights: %s loaded on %d endpoint(s) as v%d in %.2f s",

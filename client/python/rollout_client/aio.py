@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (Any, AsyncIterator, Callable, Dict, Iterable, List, Optional, Sequence, Tuple,
+                    Union)
 
 import grpc
 import grpc.aio
@@ -384,6 +385,11 @@ class AsyncGenerateStream:
                     chunk = StreamChunk.from_proto(message)
                     self._accumulator.add(chunk)
                     yield chunk
+                if not self._accumulator.done:
+                    raise RolloutError(grpc.StatusCode.DATA_LOSS,
+                                       "GenerateStream ended without its last chunk (done)",
+                                       method=M_GENERATE_STREAM, endpoint=ep,
+                                       attempts=att.attempt)
                 return
             except (grpc.RpcError, asyncio.CancelledError) as e:
                 if self._cancelled:

@@ -271,8 +271,9 @@ def cmd_update_weights(client: RolloutClient, args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     parser = argparse.ArgumentParser(
-        prog="python -m rollout_client",
+        prog="rollout-client" if invoked == "rollout-client" else "python -m rollout_client",
         description="Talk to rolloutd (rollout.v1) from the shell: health, server info, "
                     "generate, score, abort and the admin calls. Prints JSON.",
         epilog="Exit status: 0 ok, 1 not SERVING (health), 2 usage, 64 + gRPC code on an RPC "

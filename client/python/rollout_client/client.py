@@ -414,6 +414,11 @@ class GenerateStream:
                     chunk = StreamChunk.from_proto(message)
                     self._accumulator.add(chunk)
                     yield chunk
+                if not self._accumulator.done:
+                    raise RolloutError(grpc.StatusCode.DATA_LOSS,
+                                       "GenerateStream ended without its last chunk (done)",
+                                       method=M_GENERATE_STREAM, endpoint=ep,
+                                       attempts=att.attempt)
                 return
             except grpc.RpcError as e:
                 if self._cancelled:

@@ -5,10 +5,11 @@ RESOURCE_EXHAUSTED (admission queue full) and UNAVAILABLE (no worker serving, dr
 lost). Everything else (INVALID_ARGUMENT, FAILED_PRECONDITION, DEADLINE_EXCEEDED, INTERNAL, ...)
 is returned at once: retrying cannot change the answer, or the deadline is spent.
 
-Back-off before retry k (k = 1, 2, ...): ``b = min(max_backoff, initial_backoff * multiplier**(k-1))``
-and the delay is drawn uniformly from ``[b * (1 - jitter), b]`` (``jitter=1`` is gRPC's "full
-jitter"). When the server sends a retry hint, the delay is the hint (plus up to 10 %) instead,
-capped at ``max_server_hint``. Hints understood, in this order:
+Back-off before retry k (k = 1, 2, ...): with
+``b = min(max_backoff, initial_backoff * multiplier ** (k - 1))`` the delay is drawn uniformly
+from ``[b * (1 - jitter), b]`` (``jitter=1`` is gRPC's "full jitter"). When the server sends a
+retry hint, the delay is the hint (plus up to 10 %) instead, capped at ``max_server_hint``.
+Hints understood, in this order:
 
 - ``grpc-retry-pushback-ms`` trailing metadata (gRPC's own; a negative value means "do not retry");
 - ``google.rpc.RetryInfo`` in ``grpc-status-details-bin`` (the richer-error model);

@@ -263,6 +263,16 @@ def test_stream_failure_after_a_chunk_is_not_retried(server):
     assert len(server.calls["GenerateStream"]) == 1
 
 
+def test_stream_without_its_last_chunk_is_an_error(server):
+    server.stream_drop_done = True
+    with client_for(server) as client:
+        stream = client.generate_stream([1], n=2)
+        with pytest.raises(RolloutError) as err:
+            stream.result()
+    assert err.value.code == grpc.StatusCode.DATA_LOSS and not stream.done
+    assert stream.partial_result().completions[0].token_ids  # what came is kept
+
+
 def test_stream_deadline(server):
     server.stream_forever = True
     server.stream_delay = 0.05

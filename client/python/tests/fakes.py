@@ -117,8 +117,9 @@ def stream_chunks(response: rollout_pb2.GenerateResponse,
             d = chunk.deltas.add(index=c.index, offset=start, token_ids=ids,
                                  weight_version=c.weight_version_end)
             d.logprobs.extend(c.logprobs[start:start + per_chunk])
-            d.top_logprob_token_ids.extend(c.top_logprob_token_ids[start * k:(start + len(ids)) * k])
-            d.top_logprobs.extend(c.top_logprobs[start * k:(start + len(ids)) * k])
+            span = slice(start * k, (start + len(ids)) * k)
+            d.top_logprob_token_ids.extend(c.top_logprob_token_ids[span])
+            d.top_logprobs.extend(c.top_logprobs[span])
             if start + per_chunk >= len(c.token_ids):
                 d.finish_reason = c.finish_reason
                 d.replay_ssm_applied = c.replay_ssm_applied
@@ -146,6 +147,7 @@ class FakeServer:
         }
         self.stream_delay = 0.0  # seconds between stream chunks
         self.stream_forever = False  # keep streaming until cancelled
+        self.stream_drop_done = False  # end the stream without its last (done) chunk
         self.calls: Dict[str, List[Call]] = collections.defaultdict(list)
         self._plans: Dict[str, collections.deque] = collections.defaultdict(collections.deque)
         self._lock = threading.Lock()
@@ -245,6 +247,8 @@ class _Rollout(rollout_pb2_grpc.RolloutServicer):
         response = s._apply(behaviour, request, context, lambda: make_generate_response(
             request, weight_version=s.weight_version, worker=s.name))
         chunks = stream_chunks(response)
+        if s.stream_drop_done:
+            chunks = chunks[:-1]
         i = 0
         while True:
             if i < len(chunks) - (1 if s.stream_forever else 0):

@@ -50,7 +50,8 @@ def test_two_iterations_with_one_weight_update(tmp_path):
     assert stats[0]["weight_versions"] == [1] and stats[0]["update_version"] == 2
     assert stats[1]["weight_versions"] == [2] and stats[1]["update_version"] is None
     # One update, between the iterations, inside Pause/Resume, with the token.
-    assert [c.request.path for c in server.calls["UpdateWeights"]] == [str(checkpoint)]
+    assert [(c.request.path, c.request.version) for c in server.calls["UpdateWeights"]] == [
+        (str(checkpoint), 2)]
     assert len(server.calls["Pause"]) == len(server.calls["Resume"]) == 1
     assert server.calls["UpdateWeights"][0].metadata["authorization"] == "Bearer tok"
     generates = server.calls["Generate"]
@@ -60,6 +61,20 @@ def test_two_iterations_with_one_weight_update(tmp_path):
     assert len({g.request.sampling.seed for g in generates}) == 6  # a seed per group
     assert {g.request.request_id for g in generates} == {
         f"grpo-t-it{i}-g{j}" for i in range(2) for j in range(3)}
+
+
+def test_replicas_get_the_same_explicit_version(tmp_path):
+    summary = tmp_path / "summary.json"
+    with FakeServer(weight_version=1) as a, FakeServer(weight_version=3) as b:
+        assert grpo_loop.main(["--endpoint", a.endpoint, "--endpoint", b.endpoint,
+                               "--iterations", "2", "--checkpoint", str(tmp_path),
+                               "--json-summary", str(summary)]) == 0
+        versions = [c.request.version for c in a.calls["UpdateWeights"] + b.calls["UpdateWeights"]]
+        generates = a.calls["Generate"] + b.calls["Generate"]
+    assert versions == [4, 4]
+    stats = json.loads(summary.read_text())
+    assert stats[0]["update_version"] == 4 and stats[1]["weight_versions"] == [4]
+    assert sorted({g.request.min_weight_version for g in generates}) == [1, 4]
 
 
 def test_without_checkpoint_weights_stay(tmp_path):

@@ -35,7 +35,8 @@ def test_completion_mapping_reshapes_top_logprobs():
     assert c.logprobs == pytest.approx([-0.1, -0.2, -0.3])
     assert c.sum_logprobs == pytest.approx(-0.6)
     assert c.top_logprob_token_ids == [[5, 1], [6, 2], [7, 3]]
-    assert [row for rows in c.top_logprobs for row in rows] == pytest.approx([-0.1, -2, -0.2, -3, -0.3, -4])
+    flat = [x for row in c.top_logprobs for x in row]
+    assert flat == pytest.approx([-0.1, -2, -0.2, -3, -0.3, -4])
     assert c.finish_reason is FinishReason.STOP and c.finish_reason == "STOP"
     assert (c.weight_version_start, c.weight_version_end) == (3, 4)
     assert c.replay_ssm_applied is True

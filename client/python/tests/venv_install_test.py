@@ -4,7 +4,6 @@ its command line from outside the source tree."""
 import os
 import shutil
 import subprocess
-import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
