@@ -237,6 +237,8 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
       return absl::ResourceExhaustedError(
           absl::StrCat("cannot mmap ", path, ": ", std::strerror(err)));
     }
+    // Loaders read each tensor once, front to back: ask for readahead.
+    ::madvise(p, file->size_, MADV_SEQUENTIAL);
     file->data_ = static_cast<const uint8_t*>(p);
   }
   ::close(fd);
