@@ -122,6 +122,9 @@ absl::Status ParseRope(const json& text, absl::string_view where,
           absl::StrCat(where, ": field 'rope_parameters' must be an object"));
     }
     params = &*rp;
+    // Some transformers configs key the parameters by layer type.
+    auto per_type = rp->find("full_attention");
+    if (per_type != rp->end() && per_type->is_object()) params = &*per_type;
   } else {
     // Older configs: rope_scaling may carry the mrope sections.
     auto rs = text.find("rope_scaling");

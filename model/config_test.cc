@@ -140,6 +140,17 @@ TEST(ConfigTest, Qwen3NextMoeLayersAndOldRopeFields) {
   EXPECT_EQ(c->ffn_kinds[2], FfnKind::kDense);
 }
 
+TEST(ConfigTest, RopeParametersKeyedByLayerType) {
+  json j = Qwen35Text();
+  j["rope_parameters"] = {
+      {"full_attention",
+       {{"rope_theta", 5e6}, {"partial_rotary_factor", 0.5}}}};
+  absl::StatusOr<ModelConfig> c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rope.theta, 5e6);
+  EXPECT_EQ(c->rope.rotary_dim, 32);
+}
+
 TEST(ConfigTest, Qwen35MoeAlwaysRenormalises) {
   json j = Qwen35Text();
   j["model_type"] = "qwen3_5_moe_text";
