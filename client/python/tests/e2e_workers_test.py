@@ -1,9 +1,9 @@
 """End-to-end: the client and the example GRPO loop against rolloutd with its workers, serving the
 embedded tiny model (tests/data/tiny_qwen3_5) on the CPU.
 
-SKIPPED until rolloutd serves Generate (issue 5, worker processes behind rolloutd): see
-workers_gate.py for the switch (WORKERS_SERVE = True) and how to try them early
-(--test_env=ROLLOUT_CLIENT_E2E=1).
+SKIPPED until rolloutd serves Generate (issue 5, worker processes behind rolloutd). They switch on
+by themselves once //worker:rollout-worker is in rolloutd's runfiles; workers_gate.py has the
+details and the overrides (--test_env=ROLLOUT_CLIENT_E2E=1, WORKERS_SERVE).
 """
 import json
 import os

@@ -28,7 +28,7 @@ INVALID = grpc.StatusCode.INVALID_ARGUMENT
 FAST = RetryPolicy(max_attempts=3, initial_backoff=0.05, jitter=0.0)
 
 no_workers_only = pytest.mark.skipif(
-    workers_serve(), reason="rolloutd serves Generate now (workers_gate.WORKERS_SERVE)")
+    workers_serve(), reason="rolloutd serves Generate now (workers_gate.workers_serve())")
 
 
 @pytest.fixture(scope="module")
