@@ -208,6 +208,26 @@ def test_async_client(server):
     assert reload[server.endpoint].dry_run
 
 
+def test_tls(tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    config = BASE_CONFIG + f'security {{ tls {{ cert_file: "{cert}" key_file: "{key}" }} }}\n'
+    with Rolloutd(config) as server:
+        tls = ChannelConfig(root_certificates=cert.read_bytes())
+        with RolloutClient(server.endpoint, channel=tls) as client:
+            assert client.health() is HealthStatus.SERVING
+            assert client.server_info().model.vocab_size == 1031
+        with RolloutClient(server.endpoint, retry=FAST) as plain:
+            with pytest.raises(RolloutError) as err:
+                plain.health(timeout=5)
+            assert err.value.code == grpc.StatusCode.UNAVAILABLE
+        r = _cli("-e", server.endpoint, "--ca", str(cert), "info")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["model"]["name"] == "tiny_qwen3_5"
+
+
 def test_coexists_with_the_repository_stubs():
     """rolloutd_process loaded Bazel's rollout.v1 stubs and top-level health_pb2 into this
     process; rollout_client's own stubs share the descriptors (same canonical file names)."""
