@@ -78,21 +78,32 @@ bool GdnMixer(const ModelConfig& config, const GdnWeights& w, const float* x,
   const int L = replay.ring_length;
   ops::ParallelFor(pool, H, [&](int j) {
     float* S = state.recurrent + static_cast<size_t>(j) * r * V * K;
-    if (L > 0) {
-      // One token: the group's slices are contiguous.
-      flushed[j] =
-          gdn::ReplayStep(group_dims, L, replay.write_pos, replay.force_flush,
-                          q.data() + static_cast<size_t>(j) * K,
-                          k.data() + static_cast<size_t>(j) * K,
-                          v.data() + static_cast<size_t>(j) * r * V,
-                          g.data() + static_cast<size_t>(j) * r,
-                          beta.data() + static_cast<size_t>(j) * r, S,
-                          state.ring_k + static_cast<size_t>(j) * L * K,
-                          state.ring_d + static_cast<size_t>(j) * r * L * V,
-                          state.ring_g + static_cast<size_t>(j) * r * L,
-                          o.data() + static_cast<size_t>(j) * r * V);
+    if (L > 0 && (replay.force_flush || replay.write_pos == L - 1)) {
+      // Flush: fold the live entries into the checkpoint (S_{t-1}), then the
+      // same one-token step as a plain row below, so a flush computes exactly
+      // what an OFF row computes from that state (L == 1 is bit-identical to
+      // OFF). The ring is empty afterwards; nothing is appended.
+      gdn::ReplayFold(group_dims, L, replay.write_pos, S,
+                      state.ring_k + static_cast<size_t>(j) * L * K,
+                      state.ring_d + static_cast<size_t>(j) * r * L * V,
+                      state.ring_g + static_cast<size_t>(j) * r * L);
+      flushed[j] = 1;
+    } else if (L > 0) {
+      // Non-flush ring step: the history route, checkpoint untouched. One
+      // token: the group's slices are contiguous.
+      gdn::ReplayStep(group_dims, L, replay.write_pos, /*force_flush=*/false,
+                      q.data() + static_cast<size_t>(j) * K,
+                      k.data() + static_cast<size_t>(j) * K,
+                      v.data() + static_cast<size_t>(j) * r * V,
+                      g.data() + static_cast<size_t>(j) * r,
+                      beta.data() + static_cast<size_t>(j) * r, S,
+                      state.ring_k + static_cast<size_t>(j) * L * K,
+                      state.ring_d + static_cast<size_t>(j) * r * L * V,
+                      state.ring_g + static_cast<size_t>(j) * r * L,
+                      o.data() + static_cast<size_t>(j) * r * V);
       return;
     }
+    // Plain rows (prefill chunks, OFF decode rows) and ring flush steps.
     // Gather the group's [T, ...] slices.
     std::vector<float> qg(static_cast<size_t>(T) * K),
         kg(static_cast<size_t>(T) * K), vg(static_cast<size_t>(T) * r * V),
@@ -111,10 +122,11 @@ bool GdnMixer(const ModelConfig& config, const GdnWeights& w, const float* x,
                   bg.data() + static_cast<size_t>(t) * r);
     }
     // The chunked form accumulates in double and rounds the fp32 state once
-    // per call, also for one token (chunk 1): the plain decode step then
-    // carries less rounding noise than the fp32 token loop, and ReplaySSM ON
-    // rows (history route in double) agree with OFF rows to ~1e-6 of the
-    // logits instead of ~1e-5.
+    // per call, also for one token (chunk 1): the decode step then carries
+    // less rounding noise than the fp32 token loop (RecurrentForward), and
+    // ReplaySSM ON rows (history route in double) stay well within 1e-5 of
+    // OFF rows in the logits (the token loop alone reached ~1.1e-5 on the
+    // tiny MoE model).
     gdn::ChunkedForward(group_dims, T, qg.data(), kg.data(), vg.data(),
                         gg.data(), bg.data(), S, og.data(),
                         /*chunk=*/T == 1 ? 1 : 64);

@@ -339,9 +339,13 @@ TEST_F(CpuBackendTest, RingFlushAndSwap) {
     EXPECT_EQ(out.rows_flushed, flushed ? 1 : 0) << step;
     flushes += flushed;
     write_pos = flushed ? 0 : write_pos + 1;
+    // fp32 noise only (the golden test bounds its size on real models); a
+    // bookkeeping error would move logits by O(1).
     const std::vector<float> a = LogitsOf(out, 0), b = LogitsOf(out, 1);
+    float scale = 1.0f;
+    for (float x : a) scale = std::max(scale, std::fabs(x));
     for (size_t i = 0; i < a.size(); ++i) {
-      EXPECT_NEAR(a[i], b[i], 1e-5 * (1 + std::fabs(a[i]))) << step;
+      EXPECT_NEAR(a[i], b[i], 1e-4 * scale) << step;
     }
     tok = {
         static_cast<int32_t>(std::max_element(a.begin(), a.end()) - a.begin())};
@@ -353,8 +357,12 @@ TEST_F(CpuBackendTest, RingFlushAndSwap) {
   const std::vector<uint8_t> s0 = SlotBytes(0), s1 = SlotBytes(1);
   const float* f0 = reinterpret_cast<const float*>(s0.data());
   const float* f1 = reinterpret_cast<const float*>(s1.data());
+  float state_scale = 1.0f;
   for (size_t i = 0; i < s0.size() / 4; ++i) {
-    EXPECT_NEAR(f0[i], f1[i], 1e-5 * (1 + std::fabs(f0[i])));
+    state_scale = std::max(state_scale, std::fabs(f0[i]));
+  }
+  for (size_t i = 0; i < s0.size() / 4; ++i) {
+    EXPECT_NEAR(f0[i], f1[i], 1e-5 * state_scale);
   }
   EXPECT_FALSE(backend_->FlushRing(1, 3, L).ok());
   EXPECT_FALSE(backend_->FlushRing(1, 4, 0).ok());

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "model/backend.h"
 #include "model/cpu/cpu_backend.h"
@@ -227,7 +228,7 @@ TEST_P(GoldenTest, PrefillLogitsAtEveryPosition) {
     EXPECT_LE(diff, 1e-4f * scale)
         << GetParam() << " prompt " << p << " (T=" << T << ")";
     RecordProperty(("prefill_rel_err_" + std::to_string(p)).c_str(),
-                   std::to_string(diff / scale));
+                   absl::StrFormat("%.3g", diff / scale));
   }
 }
 
@@ -239,12 +240,18 @@ TEST_P(GoldenTest, GreedyContinuationMatchesTransformers) {
       ASSERT_EQ(logits[p].size(), ref.size());
       const float scale = MaxAbs(ref.data(), ref.size());
       const size_t N = ref.size() / vocab_;
+      float worst = 0;
       for (size_t j = 0; j < N; ++j) {
         const float diff = MaxAbsDiff(logits[p].data() + j * vocab_,
                                       ref.data() + j * vocab_, vocab_);
+        worst = std::max(worst, diff);
         EXPECT_LE(diff, 1e-4f * scale) << GetParam() << " prompt " << p
                                        << " step " << j << " chunk " << chunk;
       }
+      RecordProperty(("greedy_rel_err_" + std::to_string(p) + "_chunk" +
+                      std::to_string(chunk))
+                         .c_str(),
+                     absl::StrFormat("%.3g", worst / scale));
     }
   }
 }
@@ -257,9 +264,13 @@ TEST_P(GoldenTest, ReplaySsmOnMatchesOff) {
     for (size_t p = 0; p < on.size(); ++p) {
       ASSERT_EQ(on[p].size(), off[p].size());
       const float scale = MaxAbs(off[p].data(), off[p].size());
-      EXPECT_LE(MaxAbsDiff(on[p].data(), off[p].data(), on[p].size()),
-                1e-5f * scale)
+      const float diff = MaxAbsDiff(on[p].data(), off[p].data(), on[p].size());
+      EXPECT_LE(diff, 1e-5f * scale)
           << GetParam() << " prompt " << p << " L=" << L;
+      RecordProperty(
+          ("on_off_rel_err_" + std::to_string(p) + "_L" + std::to_string(L))
+              .c_str(),
+          absl::StrFormat("%.3g", diff / scale));
     }
   }
 }
