@@ -32,17 +32,24 @@ __global__ void FillUniformBf16Kernel(uint16_t* x, size_t n, uint64_t seed,
 
 // Four independent 16-byte accesses per thread and iteration: enough bytes in
 // flight for HBM3e (a one-access loop measures latency, not bandwidth).
+template <bool kStreaming>
 __global__ void ScaleKernel(float4* x, size_t n4, float c) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   for (; i + 3 * stride < n4; i += 4 * stride) {
     float4 v[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = __ldcs(x + i + u * stride);
+    for (int u = 0; u < 4; ++u) {
+      v[u] = kStreaming ? __ldcs(x + i + u * stride) : x[i + u * stride];
+    }
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       v[u].x *= c, v[u].y *= c, v[u].z *= c, v[u].w *= c;
-      __stcs(x + i + u * stride, v[u]);
+      if (kStreaming) {
+        __stcs(x + i + u * stride, v[u]);
+      } else {
+        x[i + u * stride] = v[u];
+      }
     }
   }
   for (; i < n4; i += stride) {
@@ -94,9 +101,15 @@ cudaError_t FillUniformBf16(uint16_t* x, size_t n, uint64_t seed, float lo,
   return cudaGetLastError();
 }
 
-cudaError_t ScaleInPlace(float* x, size_t n, float c, cudaStream_t stream) {
-  ScaleKernel<<<Blocks(), 256, 0, stream>>>(reinterpret_cast<float4*>(x), n / 4,
-                                            c);
+cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
+                         cudaStream_t stream) {
+  if (streaming) {
+    ScaleKernel<true>
+        <<<Blocks(), 256, 0, stream>>>(reinterpret_cast<float4*>(x), n / 4, c);
+  } else {
+    ScaleKernel<false>
+        <<<Blocks(), 256, 0, stream>>>(reinterpret_cast<float4*>(x), n / 4, c);
+  }
   return cudaGetLastError();
 }
 

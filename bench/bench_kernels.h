@@ -19,7 +19,9 @@ cudaError_t FillUniform(float* x, size_t n, uint64_t seed, float lo, float hi,
 cudaError_t FillUniformBf16(uint16_t* x, size_t n, uint64_t seed, float lo,
                             float hi, cudaStream_t stream);
 // x[i] *= c over n floats (n % 4 == 0, x 16-byte aligned): 2n*4 bytes moved.
-cudaError_t ScaleInPlace(float* x, size_t n, float c, cudaStream_t stream);
+// streaming: evict-first loads/stores (ld/st.global.cs) instead of plain.
+cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
+                         cudaStream_t stream);
 // Sum of n floats into *out (n % 4 == 0): n*4 bytes read.
 cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream);
 

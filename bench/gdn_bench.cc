@@ -114,7 +114,7 @@ struct Events {
 };
 
 struct Ceilings {
-  double copy_gbps = 0, rmw_gbps = 0, read_gbps = 0;
+  double copy_gbps = 0, rmw_gbps = 0, rmw_cs_gbps = 0, read_gbps = 0;
 };
 
 Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
@@ -124,21 +124,24 @@ Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
   float* sum = Alloc<float>(1);
   CK(FillUniform(src, n, 1, -1.f, 1.f, s));
   CK(cudaMemsetAsync(dst, 0, bytes, s));
-  std::vector<double> copy, rmw, read;
+  std::vector<double> copy, rmw, rmw_cs, read;
   for (int i = 0; i < 12; ++i) {
     copy.push_back(ev.Time(s, [&] {
       CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
     }));
-    rmw.push_back(ev.Time(s, [&] { CK(ScaleInPlace(src, n, 1.0f, s)); }));
+    rmw.push_back(
+        ev.Time(s, [&] { CK(ScaleInPlace(src, n, 1.0f, false, s)); }));
+    rmw_cs.push_back(
+        ev.Time(s, [&] { CK(ScaleInPlace(src, n, 1.0f, true, s)); }));
     read.push_back(ev.Time(s, [&] { CK(ReadSum(src, n, sum, s)); }));
   }
   Ceilings c;
   // Drop the first two of each (warm-up).
-  copy.erase(copy.begin(), copy.begin() + 2);
-  rmw.erase(rmw.begin(), rmw.begin() + 2);
-  read.erase(read.begin(), read.begin() + 2);
+  for (auto* v : {&copy, &rmw, &rmw_cs, &read})
+    v->erase(v->begin(), v->begin() + 2);
   c.copy_gbps = 2.0 * bytes / (Median(copy) * 1e-3) / 1e9;
   c.rmw_gbps = 2.0 * bytes / (Median(rmw) * 1e-3) / 1e9;
+  c.rmw_cs_gbps = 2.0 * bytes / (Median(rmw_cs) * 1e-3) / 1e9;
   c.read_gbps = 1.0 * bytes / (Median(read) * 1e-3) / 1e9;
   CK(cudaFree(src));
   CK(cudaFree(dst));
@@ -254,8 +257,23 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
   return st;
 }
 
+// Launch variants measured side by side.
+struct Variant {
+  DecodeTile tile = DecodeTile::kAuto;
+  bool pdl = false;   // programmatic dependent launch
+  bool cs = false;    // evict-first state stores
+  bool stage = true;  // ReplaySSM: ring staged in shared memory
+  std::string Name() const {
+    std::string n = gdn::DecodeTileName(tile);
+    if (pdl) n += "+pdl";
+    if (cs) n += "+cs";
+    if (!stage) n += "+unstaged";
+    return n;
+  }
+};
+
 gdn::GdnDecodeParams StepParams(const Setup& st, const int32_t* slots, int B,
-                                DecodeTile tile) {
+                                const Variant& var) {
   gdn::GdnDecodeParams p;
   p.num_k_heads = st.H;
   p.num_v_heads = st.HV;
@@ -274,15 +292,18 @@ gdn::GdnDecodeParams StepParams(const Setup& st, const int32_t* slots, int B,
   p.o = st.o;
   p.o_row_stride = static_cast<int64_t>(st.HV) * kD;
   p.o_dtype = DType::kBf16;
-  p.tile = tile;
+  p.tile = var.tile;
+  p.pdl = var.pdl;
+  p.stream_stores = var.cs;
   return p;
 }
 
 gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
                                   const int32_t* rings, const int32_t* cursor,
-                                  int B, DecodeTile tile) {
+                                  int B, const Variant& var) {
   gdn::GdnReplayParams p;
-  p.step = StepParams(st, slots, B, tile);
+  p.step = StepParams(st, slots, B, var);
+  p.stage_ring = var.stage;
   p.ring.length = kL;
   p.ring.dtype = st.ring_dtype;
   p.ring.k = st.ring_k;
@@ -332,12 +353,12 @@ struct Runner {
   }
 
   // Packed decode: µs per call.
-  double Packed(const Setup& st, DecodeTile tile) {
+  double Packed(const Setup& st, const Variant& var) {
     const int calls = std::max(st.nsets, 32);
     cudaGraphExec_t g = Capture(s, [&] {
       for (int i = 0; i < calls; ++i) {
         OK(gdn::LaunchGdnPackedDecode(
-            StepParams(st, st.sets + (i % st.nsets) * st.B, st.B, tile), s));
+            StepParams(st, st.sets + (i % st.nsets) * st.B, st.B, var), s));
       }
     });
     const double ms = TimeGraph(g);
@@ -385,11 +406,11 @@ struct Runner {
     return c;
   }
 
-  Cycle Replay(const Setup& st, DecodeTile tile) {
+  Cycle Replay(const Setup& st, const Variant& var) {
     return RingCycle(st, [&](int set, const int32_t* cursor) {
       const int32_t* slots = st.sets + set * st.B;
       OK(gdn::LaunchGdnReplayDecode(
-          ReplayParams(st, slots, slots, cursor, st.B, tile), s));
+          ReplayParams(st, slots, slots, cursor, st.B, var), s));
     });
   }
 
@@ -398,7 +419,7 @@ struct Runner {
     return RingCycle(st, [&](int set, const int32_t* cursor) {
       OK(gdn::LaunchGdnReplayDecode(
           ReplayParams(st, st.sets + set * st.B, st.mixed_rings + set * st.B,
-                       cursor, st.B, DecodeTile::kAuto),
+                       cursor, st.B, Variant()),
           s));
     });
   }
@@ -408,20 +429,12 @@ struct Runner {
     return RingCycle(st, [&](int set, const int32_t* cursor) {
       const int32_t* on = st.half_on + set * h;
       OK(gdn::LaunchGdnReplayDecode(
-          ReplayParams(st, on, on, cursor, h, DecodeTile::kAuto), s));
+          ReplayParams(st, on, on, cursor, h, Variant()), s));
       OK(gdn::LaunchGdnPackedDecode(
-          StepParams(st, st.half_off + set * h, h, DecodeTile::kAuto), s));
+          StepParams(st, st.half_off + set * h, h, Variant()), s));
     });
   }
 };
-
-std::vector<DecodeTile> AllTiles() {
-  std::vector<DecodeTile> t;
-  for (int i = 1; i < gdn::kNumDecodeTiles; ++i) {
-    t.push_back(static_cast<DecodeTile>(i));
-  }
-  return t;
-}
 
 // Chunked prefill throughput (plain stream timing; one launch per layer).
 json BenchPrefill(Runner& r, int HV, int seqs, int len) {
@@ -547,13 +560,15 @@ int Main(int argc, char** argv) {
   CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
   const Ceilings ceil = MeasureCeilings(r.s, r.ev);
   std::printf(
-      "ceilings: copy %.0f GB/s, in-place rmw %.0f GB/s, read-only %.0f GB/s\n",
-      ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
+      "ceilings: copy %.0f GB/s, in-place rmw %.0f GB/s (evict-first %.0f), "
+      "read-only %.0f GB/s\n",
+      ceil.copy_gbps, ceil.rmw_gbps, ceil.rmw_cs_gbps, ceil.read_gbps);
   json out;
   out["device"] = prop.name;
   out["sms"] = prop.multiProcessorCount;
   out["ceilings_gbps"] = {{"copy", ceil.copy_gbps},
                           {"rmw", ceil.rmw_gbps},
+                          {"rmw_evict_first", ceil.rmw_cs_gbps},
                           {"read", ceil.read_gbps}};
   json& recs = out["records"];
   std::mt19937 rng(1234);
@@ -561,18 +576,37 @@ int Main(int argc, char** argv) {
       quick ? std::vector<int>{1, 256}
             : std::vector<int>{1, 8, 32, 64, 128, 256, 512, 1024};
   struct Row {
-    int hv, batch;
-    double packed_auto, packed_best, packed_pct;
-    std::string best_tile;
-    double cyc_auto, cyc_best, nf, fl, bf16;
-    std::string best_rtile;
+    int hv = 0, batch = 0;
+    double p_auto = 0, p_pct = 0, p_best = 1e30, p_cs = 0, p_pdl = 0,
+           p_best_pdl = 0;
+    std::string p_tile;
+    double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_unstaged = 0,
+           r_pdl = 0, r_best_pdl = 0, r_bf16 = 0;
+    std::string r_tile;
     double same = 0, split = 0;
   };
   std::vector<Row> table;
+  // Probe programmatic dependent launch once (outside any capture).
+  bool pdl_ok = true;
+  {
+    Setup st = MakeSetup(16, 1, r.s, rng);
+    Variant v;
+    v.pdl = true;
+    pdl_ok =
+        gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, 1, v), r.s).ok() &&
+        cudaStreamSynchronize(r.s) == cudaSuccess;
+    cudaGetLastError();
+    st.Free();
+    std::printf("programmatic dependent launch: %s\n",
+                pdl_ok ? "ok" : "unavailable");
+  }
+  out["pdl_ok"] = pdl_ok;
   for (int HV : {32, 16}) {
     for (int B : batches) {
       Setup st = MakeSetup(HV, B, r.s, rng);
-      Row row{HV, B};
+      Row row;
+      row.hv = HV;
+      row.batch = B;
       const double pb = PackedBytes(st, B);
       auto rec = [&](json j) {
         j["hv"] = HV;
@@ -580,51 +614,91 @@ int Main(int argc, char** argv) {
         j["batch"] = B;
         recs.push_back(j);
       };
-      // Packed decode: every tile, then auto.
-      row.packed_best = 1e30;
-      std::vector<DecodeTile> tiles = AllTiles();
-      tiles.push_back(DecodeTile::kAuto);
-      for (DecodeTile t : tiles) {
-        const double us = r.Packed(st, t);
+      auto packed = [&](const Variant& v) {
+        const double us = r.Packed(st, v);
         const double gbps = pb / (us * 1e-6) / 1e9;
         rec({{"kind", "packed"},
-             {"tile", gdn::DecodeTileName(t)},
+             {"variant", v.Name()},
+             {"tile", gdn::DecodeTileName(v.tile)},
+             {"pdl", v.pdl},
+             {"cs", v.cs},
              {"us", us},
              {"bytes", pb},
              {"gbps", gbps},
              {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
-        if (t == DecodeTile::kAuto) {
-          row.packed_auto = us;
-          row.packed_pct = 100.0 * gbps / ceil.copy_gbps;
-        } else if (us < row.packed_best) {
-          row.packed_best = us;
-          row.best_tile = gdn::DecodeTileName(t);
-        }
-      }
-      // ReplaySSM, fp32 ring: every tile, then auto.
-      st.AllocRing(DType::kFp32, r.s);
-      const double cb = ReplayCycleBytes(st, B, DType::kFp32);
-      row.cyc_best = 1e30;
-      for (DecodeTile t : tiles) {
-        const Runner::Cycle c = r.Replay(st, t);
+        return us;
+      };
+      auto replay = [&](const Variant& v, DType ring) {
+        const Runner::Cycle c = r.Replay(st, v);
+        const double cb = ReplayCycleBytes(st, B, ring);
         const double gbps = cb / (c.cycle_us * kL * 1e-6) / 1e9;
-        rec({{"kind", "replay_fp32"},
-             {"tile", gdn::DecodeTileName(t)},
+        rec({{"kind", ring == DType::kFp32 ? "replay_fp32" : "replay_bf16"},
+             {"variant", v.Name()},
+             {"tile", gdn::DecodeTileName(v.tile)},
+             {"pdl", v.pdl},
+             {"stage", v.stage},
              {"L", kL},
              {"cycle_us", c.cycle_us},
              {"nonflush_us", c.nonflush_us},
              {"flush_us", c.flush_us},
              {"cycle_bytes", cb},
              {"gbps", gbps},
-             {"pct_copy", 100.0 * gbps / ceil.copy_gbps},
-             {"speedup_vs_packed_auto", row.packed_auto / c.cycle_us}});
-        if (t == DecodeTile::kAuto) {
-          row.cyc_auto = c.cycle_us;
-          row.nf = c.nonflush_us;
-          row.fl = c.flush_us;
-        } else if (c.cycle_us < row.cyc_best) {
-          row.cyc_best = c.cycle_us;
-          row.best_rtile = gdn::DecodeTileName(t);
+             {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
+        return c;
+      };
+      // Packed decode: every tile (plain stores, no PDL), then variants.
+      DecodeTile best_p = DecodeTile::kAuto;
+      for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
+        Variant v;
+        v.tile = static_cast<DecodeTile>(t);
+        const double us = packed(v);
+        if (us < row.p_best) {
+          row.p_best = us;
+          best_p = v.tile;
+        }
+      }
+      row.p_tile = gdn::DecodeTileName(best_p);
+      {
+        Variant v;
+        row.p_auto = packed(v);
+        row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
+        v.cs = true;
+        row.p_cs = packed(v);
+        if (pdl_ok) {
+          v.cs = false;
+          v.pdl = true;
+          row.p_pdl = packed(v);
+          v.tile = best_p;
+          row.p_best_pdl = packed(v);
+        }
+      }
+      // ReplaySSM, fp32 ring: every tile (staged ring, no PDL), then variants.
+      st.AllocRing(DType::kFp32, r.s);
+      DecodeTile best_r = DecodeTile::kAuto;
+      for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
+        Variant v;
+        v.tile = static_cast<DecodeTile>(t);
+        const Runner::Cycle c = replay(v, DType::kFp32);
+        if (c.cycle_us < row.r_best) {
+          row.r_best = c.cycle_us;
+          best_r = v.tile;
+        }
+      }
+      row.r_tile = gdn::DecodeTileName(best_r);
+      {
+        Variant v;
+        const Runner::Cycle c = replay(v, DType::kFp32);
+        row.r_auto = c.cycle_us;
+        row.r_nf = c.nonflush_us;
+        row.r_f = c.flush_us;
+        v.stage = false;
+        row.r_unstaged = replay(v, DType::kFp32).cycle_us;
+        if (pdl_ok) {
+          v.stage = true;
+          v.pdl = true;
+          row.r_pdl = replay(v, DType::kFp32).cycle_us;
+          v.tile = best_r;
+          row.r_best_pdl = replay(v, DType::kFp32).cycle_us;
         }
       }
       if (B >= 2 && (B == 8 || B == 128 || B == 512 || quick)) {
@@ -638,29 +712,15 @@ int Main(int argc, char** argv) {
       }
       // bf16 ring, auto tile.
       st.AllocRing(DType::kBf16, r.s);
-      {
-        const Runner::Cycle c = r.Replay(st, DecodeTile::kAuto);
-        const double bb = ReplayCycleBytes(st, B, DType::kBf16);
-        const double gbps = bb / (c.cycle_us * kL * 1e-6) / 1e9;
-        row.bf16 = c.cycle_us;
-        rec({{"kind", "replay_bf16"},
-             {"tile", "auto"},
-             {"L", kL},
-             {"cycle_us", c.cycle_us},
-             {"nonflush_us", c.nonflush_us},
-             {"flush_us", c.flush_us},
-             {"cycle_bytes", bb},
-             {"gbps", gbps},
-             {"pct_copy", 100.0 * gbps / ceil.copy_gbps},
-             {"speedup_vs_packed_auto", row.packed_auto / c.cycle_us}});
-      }
+      row.r_bf16 = replay(Variant(), DType::kBf16).cycle_us;
       std::printf(
-          "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f) | "
-          "replay auto %.2f us (nf %.2f, f %.2f; best %s %.2f) -> %.2fx | bf16 "
-          "ring %.2f us\n",
-          HV, B, row.packed_auto, row.packed_pct, row.best_tile.c_str(),
-          row.packed_best, row.cyc_auto, row.nf, row.fl, row.best_rtile.c_str(),
-          row.cyc_best, row.packed_auto / row.cyc_auto, row.bf16);
+          "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; cs %.2f; "
+          "pdl %.2f / %.2f) | replay auto %.2f us (nf %.2f, f %.2f; best %s "
+          "%.2f; unstaged %.2f; pdl %.2f / %.2f) | bf16 ring %.2f\n",
+          HV, B, row.p_auto, row.p_pct, row.p_tile.c_str(), row.p_best,
+          row.p_cs, row.p_pdl, row.p_best_pdl, row.r_auto, row.r_nf, row.r_f,
+          row.r_tile.c_str(), row.r_best, row.r_unstaged, row.r_pdl,
+          row.r_best_pdl, row.r_bf16);
       std::fflush(stdout);
       table.push_back(row);
       st.Free();
@@ -676,21 +736,28 @@ int Main(int argc, char** argv) {
     f << out.dump(1) << "\n";
   }
   std::printf(
-      "\n== GDN decode, H200 (copy %.0f GB/s, rmw %.0f, read %.0f); us per "
-      "call, replay = L=16 fp32-ring cycle average ==\n",
-      ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
+      "\n== GDN decode, %s: copy %.0f GB/s, in-place rmw %.0f (evict-first "
+      "%.0f), read %.0f. us per call; replay = L=16 fp32-ring cycle average "
+      "==\n",
+      prop.name, ceil.copy_gbps, ceil.rmw_gbps, ceil.rmw_cs_gbps,
+      ceil.read_gbps);
   std::printf(
-      "%-6s %5s | %8s %6s %8s %-7s | %8s %8s %8s %6s %8s %-7s | %8s | %8s "
-      "%8s\n",
-      "heads", "B", "packed", "%copy", "best", "tile", "replay", "nonfl",
-      "flush", "x", "best", "tile", "bf16rg", "mixSame", "mixSplit");
+      "%-6s %5s | %8s %5s %8s %-6s %8s %8s %8s | %8s %8s %8s %8s %-6s %8s "
+      "%8s %8s | %5s %5s | %8s | %8s %8s\n",
+      "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.cs", "P.pdl",
+      "P.bpdl", "R.auto", "nonfl", "flush", "R.best", "tile", "R.unst", "R.pdl",
+      "R.bpdl", "x", "xpdl", "bf16rg", "mixSame", "mixSplit");
   for (const Row& t : table) {
     std::printf(
-        "16/%-3d %5d | %8.2f %6.1f %8.2f %-7s | %8.2f %8.2f %8.2f %6.2f %8.2f "
-        "%-7s | %8.2f | %8.2f %8.2f\n",
-        t.hv, t.batch, t.packed_auto, t.packed_pct, t.packed_best,
-        t.best_tile.c_str(), t.cyc_auto, t.nf, t.fl, t.packed_auto / t.cyc_auto,
-        t.cyc_best, t.best_rtile.c_str(), t.bf16, t.same, t.split);
+        "16/%-3d %5d | %8.2f %5.1f %8.2f %-6s %8.2f %8.2f %8.2f | %8.2f %8.2f "
+        "%8.2f %8.2f %-6s %8.2f %8.2f %8.2f | %5.2f %5.2f | %8.2f | %8.2f "
+        "%8.2f\n",
+        t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_cs,
+        t.p_pdl, t.p_best_pdl, t.r_auto, t.r_nf, t.r_f, t.r_best,
+        t.r_tile.c_str(), t.r_unstaged, t.r_pdl, t.r_best_pdl,
+        t.p_auto / t.r_auto,
+        t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0, t.r_bf16, t.same,
+        t.split);
   }
   CK(cudaStreamDestroy(r.s));
   return 0;

@@ -41,6 +41,8 @@ if command -v compute-sanitizer > /dev/null; then
       --gtest_filter='*SixteenValueHeads*'
     timeout 90 compute-sanitizer --tool memcheck "$B/decode_test" \
       --gtest_filter='*DtypesAndLargerOddBatch*:*LongRing*'
+    timeout 60 compute-sanitizer --tool racecheck "$B/decode_test" \
+      --gtest_filter='*LongRing*'
   } > "$OUT/sanitizer.log" 2>&1
   grep -E "ERROR SUMMARY|Invalid|PASSED|FAILED" "$OUT/sanitizer.log" | head -20
 fi

@@ -69,6 +69,7 @@ DecodeArgs BaseArgs(const GdnDecodeParams& p) {
   a.o = p.o;
   a.o_stride = p.o_row_stride;
   a.o_fp32 = p.o_dtype == DType::kFp32;
+  a.cs_store = p.stream_stores;
   return a;
 }
 
@@ -139,14 +140,15 @@ int DecodeTileRows(DecodeTile tile) {
 }
 
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
-  // (row, head) pairs; the H200 has 132 SMs. Small tiles until the grid has
-  // several waves; then the replay kernel wants large tiles (its per-CTA
-  // coefficient work is amortised over more state).
+  // (row, head) pairs. Measured on the H200 (docs/BENCHMARKS.md): the packed
+  // kernel is best with small 8-row CTAs at every batch (many resident CTAs),
+  // 16 rows at the small-batch knee; the ReplaySSM kernel amortises its
+  // per-CTA ring coefficients over whole heads once the grid has a few waves.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (units <= 64) return DecodeTile::kBv4;
-  if (units <= 512) return DecodeTile::kBv16;
-  if (units <= 2048) return replay ? DecodeTile::kBv64 : DecodeTile::kBv32;
-  return replay ? DecodeTile::kBv128 : DecodeTile::kBv64;
+  if (replay) return units <= 32 ? DecodeTile::kBv8 : DecodeTile::kBv128;
+  if (units <= 32) return DecodeTile::kBv8;
+  if (units <= 256) return DecodeTile::kBv16;
+  return DecodeTile::kBv8;
 }
 
 absl::Status GdnDecodeParams::Validate() const {
@@ -242,7 +244,7 @@ absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
   return Launched(
       internal::LaunchPackedDecodeKernel(
           Resolve(params.tile, params.batch, params.num_v_heads, false), a,
-          stream),
+          stream, params.pdl),
       "LaunchGdnPackedDecode");
 }
 
@@ -260,10 +262,12 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   a.force = params.force_flush;
   const DecodeTile tile = Resolve(params.step.tile, params.step.batch,
                                   params.step.num_v_heads, true);
-  return Launched(params.ring.dtype == DType::kBf16
-                      ? internal::LaunchReplayDecodeKernelBf16(tile, a, stream)
-                      : internal::LaunchReplayDecodeKernelF32(tile, a, stream),
-                  "LaunchGdnReplayDecode");
+  const bool pdl = params.step.pdl, stage = params.stage_ring;
+  return Launched(
+      params.ring.dtype == DType::kBf16
+          ? internal::LaunchReplayDecodeKernelBf16(tile, stage, a, stream, pdl)
+          : internal::LaunchReplayDecodeKernelF32(tile, stage, a, stream, pdl),
+      "LaunchGdnReplayDecode");
 }
 
 absl::Status LaunchGdnReplayFold(const GdnReplayFoldParams& params,

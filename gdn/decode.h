@@ -100,6 +100,18 @@ struct GdnDecodeParams {
   int64_t o_row_stride = 0;               // >= HV*V
   DType o_dtype = DType::kBf16;
   DecodeTile tile = DecodeTile::kAuto;
+  // Evict-first (st.global.cs) hint on the state writes instead of plain
+  // write-back stores.
+  bool stream_stores = false;
+  // Programmatic dependent launch: the kernel reads slot_indices (and for
+  // ReplaySSM ring_indices, write_pos, force_flush and the ring entries) and
+  // starts streaming the state *before* the preceding kernel in the stream
+  // has finished; q|k|v, a, b are read and every output written after it has.
+  // So the immediately preceding kernel must not write the state slots, the
+  // ring or the cursors of this launch (true for conv -> decode; keep the
+  // cursor advance away from the front of a layer). Hides the launch and
+  // index latency of back-to-back kernels in a CUDA graph.
+  bool pdl = false;
 
   absl::Status Validate() const;
 };
@@ -126,6 +138,10 @@ struct GdnReplayParams {
   const int32_t* ring_indices = nullptr;  // [B]; < 0: OFF row
   const int32_t* write_pos = nullptr;     // [B] cursor, 0..L-1
   const int8_t* force_flush = nullptr;    // [B] or null (no forced flush)
+  // Stage the first 16 ring entries (k rows, this block's d) in shared memory
+  // with the state tile instead of reading them from L2 on demand (tile kBv4
+  // never stages).
+  bool stage_ring = true;
 
   absl::Status Validate() const;
 };

@@ -75,6 +75,7 @@ struct DecodeArgs {
   const int32_t* ring_idx = nullptr;
   const int32_t* write_pos = nullptr;
   const int8_t* force = nullptr;
+  bool cs_store = false;  // evict-first (st.global.cs) state writes
 };
 
 template <int kWarps_, int kRows_, int kMinBlocks_>
@@ -95,6 +96,20 @@ struct Tile {
   static constexpr int kPreJ = (16 + kWarps - 1) / kWarps;
   static_assert(kDim % kBv == 0, "tile shape");
 };
+
+// Ring entries staged in shared memory by the kStage kernels (the first
+// kStageJ of a ring: all of them for L <= 17); later entries are read from
+// global memory.
+constexpr int kStageJ = 16;
+
+// Dynamic shared memory of a kernel: the state tile, plus the staged ring
+// (k rows [kStageJ][K] and this block's d [kStageJ][kBv]).
+template <class T, typename RingT, bool kStage>
+constexpr int SmemBytes() {
+  return T::kTileBytes +
+         (kStage ? kStageJ * (kDim + T::kBv) * static_cast<int>(sizeof(RingT))
+                 : 0);
+}
 
 // Ring element IO for fp32 and bf16 rings.
 template <typename RingT>
@@ -141,7 +156,7 @@ __device__ __forceinline__ float4 Zero4() {
 }
 
 // 16-byte global -> shared copy that bypasses L1 and holds no register.
-__device__ __forceinline__ void CpAsync16(float* smem, const float* gmem) {
+__device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s),
                "l"(gmem));
@@ -151,6 +166,20 @@ __device__ __forceinline__ void CpAsyncCommit() {
 }
 __device__ __forceinline__ void CpAsyncWaitAll() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+// All but the most recent commit group complete.
+__device__ __forceinline__ void CpAsyncWaitAllButLast() {
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
+
+// Programmatic dependent launch (a no-op unless the launch allowed it): wait
+// for the preceding kernel's completion and memory; let the next kernel start
+// its own prologue.
+__device__ __forceinline__ void GridDependencyWait() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+__device__ __forceinline__ void GridLaunchDependents() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::);
 }
 
 // Ring weights of n entries from the lane's g values (x0 = g_lane, x1 =
@@ -184,13 +213,17 @@ __device__ __forceinline__ float WeightOf(int j, float w_lo, float w_hi) {
   return __shfl_sync(0xffffffffu, j < 32 ? w_lo : w_hi, j & 31);
 }
 
-template <class T, DecodeMode kMode, typename RingT>
+template <class T, DecodeMode kMode, typename RingT, bool kStage>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     GdnDecodeKernel(const DecodeArgs p) {
   constexpr int kTpr = T::kTpr, kRows = T::kRows, kVec = T::kVec;
   constexpr int kGroups = T::kGroups, kBv = T::kBv, kWarps = T::kWarps;
+  constexpr int kE = static_cast<int>(sizeof(RingT));
+  static_assert(!kStage || kBv * kE >= 16, "staged d rows need 16 bytes");
   extern __shared__ float4 smem_tile4[];
-  float* tile = reinterpret_cast<float*>(smem_tile4);  // [kBv][K]
+  float* tile = reinterpret_cast<float*>(smem_tile4);       // [kBv][K]
+  RingT* ks = reinterpret_cast<RingT*>(tile + kBv * kDim);  // [kStageJ][K]
+  RingT* ds = ks + kStageJ * kDim;                          // [kStageJ][kBv]
   __shared__ float sh_cq[kMaxRing], sh_ck[kMaxRing], sh_w[kMaxRing];
   __shared__ float sh_coef[kFoldChunk][kBv];
 
@@ -207,7 +240,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int vbase = vb * kBv;
   const int64_t o_base = static_cast<int64_t>(row) * p.o_stride + h * kDim;
 
-  // ---- Independent index loads first (one latency for all of them).
+  // ---- Independent index loads first (one latency for all of them). With
+  // programmatic dependent launch these, the state and the ring are read
+  // before the preceding kernel finishes (decode.h states the contract).
   const int slot = p.slots[row];
   int rslot = -1, wp = 0;
   bool forced = false;
@@ -220,6 +255,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     if (slot < 0 || rslot < 0 || wp <= 0) return;  // nothing to fold
   }
   if (slot < 0) {  // padding row: zeros out, nothing else
+    GridDependencyWait();
+    GridLaunchDependents();
     if (kMode != DecodeMode::kFold && t == 0) {
 #pragma unroll
       for (int i = 0; i < kRows; ++i) {
@@ -229,7 +266,47 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     return;
   }
 
-  // ---- Stage the state tile: each thread copies the chunks it will read.
+  // ---- Ring cursor.
+  int n = 0;
+  bool flush = true;
+  const RingT* ring_k = nullptr;  // [L, K] of this key head
+  RingT* ring_d = nullptr;        // [L, V] of this value head
+  const float* ring_g = nullptr;  // [L] of this value head
+  if constexpr (kMode != DecodeMode::kPacked) {
+    if (rslot >= 0) {
+      n = min(max(wp, 0), p.L - 1);  // a corrupt cursor cannot leave the ring
+      flush = n == p.L - 1 || forced;
+      ring_k = static_cast<const RingT*>(p.ring_k) +
+               (static_cast<int64_t>(rslot) * p.H + kh) * p.L * kDim;
+      ring_d = static_cast<RingT*>(p.ring_d) +
+               (static_cast<int64_t>(rslot) * p.HV + h) * p.L * kDim;
+      ring_g = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
+    }
+  }
+  // Entry j's k row and d value: shared memory when staged, else global.
+  auto krow = [&](int j) -> const RingT* {
+    return (kStage && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
+  };
+  auto dptr = [&](int j, int vl) -> const RingT* {
+    return (kStage && j < kStageJ) ? ds + j * kBv + vl
+                                   : ring_d + j * kDim + vbase + vl;
+  };
+
+  // ---- Stage the ring (commit group 1, small) and the state tile (group 2).
+  if constexpr (kStage) {
+    const int m = min(n, kStageJ);  // 0 for OFF rows
+    constexpr int kKChunks = kDim * kE / 16, kDChunks = kBv * kE / 16;
+    constexpr int kPer = 16 / kE;  // elements per 16-byte chunk
+    for (int c = threadIdx.x; c < m * kKChunks; c += T::kThreads) {
+      const int j = c / kKChunks, q = c % kKChunks;
+      CpAsync16(ks + j * kDim + q * kPer, ring_k + j * kDim + q * kPer);
+    }
+    for (int c = threadIdx.x; c < m * kDChunks; c += T::kThreads) {
+      const int j = c / kDChunks, q = c % kDChunks;
+      CpAsync16(ds + j * kBv + q * kPer, ring_d + j * kDim + vbase + q * kPer);
+    }
+    CpAsyncCommit();
+  }
   float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
              static_cast<int64_t>(vbase) * kDim;  // [kBv, K] block
 #pragma unroll
@@ -237,39 +314,23 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
     for (int m = 0; m < kVec; ++m) {
       const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
-      CpAsync16(tile + off, S + off);
+      CpAsync16(tile + off, S + off);  // each thread: the chunks it reads
     }
   }
   CpAsyncCommit();
 
-  // ---- Ring cursor and the non-flush step's ring loads (masked by n later;
-  // entries < L are valid memory, so the loads need not wait for the cursor).
-  int n = 0;
-  bool flush = true;
-  if constexpr (kMode != DecodeMode::kPacked) {
-    if (rslot >= 0) {
-      n = min(max(wp, 0), p.L - 1);  // a corrupt cursor cannot leave the ring
-      flush = n == p.L - 1 || forced;
-    }
-  }
-  const RingT* ring_k = nullptr;  // [L, K] of this key head
-  RingT* ring_d = nullptr;        // [L, V] of this value head
-  const float* ring_g = nullptr;  // [L] of this value head
+  // ---- Unstaged kernels prefetch the non-flush step's ring reads into
+  // registers (entries < L are valid memory; masked by n later).
   float gl0 = 0.f, gl1 = 0.f;
-  float4 kj[T::kPreJ];
-  float dj[kRows][T::kPreD];
+  float4 kj[kStage ? 1 : T::kPreJ];
+  float dj[kRows][kStage ? 1 : T::kPreD];
   if constexpr (kMode != DecodeMode::kPacked) {
     if (rslot >= 0) {
-      ring_k = static_cast<const RingT*>(p.ring_k) +
-               (static_cast<int64_t>(rslot) * p.H + kh) * p.L * kDim;
-      ring_d = static_cast<RingT*>(p.ring_d) +
-               (static_cast<int64_t>(rslot) * p.HV + h) * p.L * kDim;
-      ring_g = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
       gl0 = lane < p.L ? ring_g[lane] : 0.f;
       gl1 = lane + 32 < p.L ? ring_g[lane + 32] : 0.f;
     }
   }
-  if constexpr (kMode == DecodeMode::kReplay) {
+  if constexpr (kMode == DecodeMode::kReplay && !kStage) {
 #pragma unroll
     for (int i = 0; i < T::kPreJ; ++i) {
       const int j = warp + i * kWarps;
@@ -290,7 +351,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
   }
 
-  // ---- Token inputs (row-group layout; lane layout for the coefficients).
+  // ---- Inputs produced by the preceding kernel: after the dependency wait.
+  GridDependencyWait();
+  GridLaunchDependents();
   float4 q[kVec], k[kVec], ql = Zero4(), kl = Zero4();
   float vv[kRows];
   float g = 0.0f, beta = 0.0f;
@@ -323,13 +386,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                   &w_hi, &A);
       ql = Scale4(ql, rsqrtf(GroupSum<32>(Dot4(ql, ql)) + kL2Eps) * kQScale);
       kl = Scale4(kl, rsqrtf(GroupSum<32>(Dot4(kl, kl)) + kL2Eps));
+      if constexpr (kStage) {
+        CpAsyncWaitAllButLast();  // the ring group (the tile may still fly)
+        __syncthreads();
+      }
       // Coefficients c^q_j, c^k_j -> shared memory.
 #pragma unroll
       for (int i = 0; i < T::kPreJ; ++i) {
         const int j = warp + i * kWarps;
         if (j < n) {
-          const float dq = GroupSum<32>(Dot4(kj[i], ql));
-          const float dk = GroupSum<32>(Dot4(kj[i], kl));
+          const float4 kv = kStage ? RingIO<RingT>::Load4(krow(j) + lane * 4)
+                                   : kj[kStage ? 0 : i];
+          const float dq = GroupSum<32>(Dot4(kv, ql));
+          const float dk = GroupSum<32>(Dot4(kv, kl));
           const float wj = WeightOf(j, w_lo, w_hi);
           if (lane == 0) {
             sh_cq[j] = wj * dq;
@@ -338,7 +407,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
       }
       for (int j = warp + T::kPreJ * kWarps; j < n; j += kWarps) {
-        const float4 kv = RingIO<RingT>::Load4(ring_k + j * kDim + lane * 4);
+        const float4 kv = RingIO<RingT>::Load4(krow(j) + lane * 4);
         const float dq = GroupSum<32>(Dot4(kv, ql));
         const float dk = GroupSum<32>(Dot4(kv, kl));
         const float wj = WeightOf(j, w_lo, w_hi);
@@ -378,17 +447,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
         pq *= A;
         pk *= A;
+        int j0 = t;
+        if constexpr (!kStage) {
 #pragma unroll
-        for (int m = 0; m < T::kPreD; ++m) {
-          const int j = t + m * kTpr;
-          if (j < n) {
-            pq += sh_cq[j] * dj[i][m];
-            pk += sh_ck[j] * dj[i][m];
+          for (int m = 0; m < T::kPreD; ++m) {
+            const int j = t + m * kTpr;
+            if (j < n) {
+              pq += sh_cq[j] * dj[i][m];
+              pk += sh_ck[j] * dj[i][m];
+            }
           }
+          j0 = t + T::kPreD * kTpr;
         }
-        for (int j = t + T::kPreD * kTpr; j < n; j += kTpr) {
-          const float d =
-              RingIO<RingT>::Load(ring_d + j * kDim + vbase + vloc(i));
+        for (int j = j0; j < n; j += kTpr) {
+          const float d = RingIO<RingT>::Load(dptr(j, vloc(i)));
           pq += sh_cq[j] * d;
           pk += sh_ck[j] * d;
         }
@@ -426,24 +498,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         sh_w[lane + 32] = w_hi;
       }
       CpAsyncWaitAll();
-      __syncthreads();  // whole tile and sh_w visible
+      __syncthreads();  // whole tile, staged ring and sh_w visible
       for (int c0 = 0; c0 < n; c0 += kFoldChunk) {
         // Coefficients w_j d_j[v] of this chunk -> shared memory.
         for (int e = threadIdx.x; e < kFoldChunk * kBv; e += T::kThreads) {
           const int jj = e / kBv, v = e % kBv, j = c0 + jj;
           sh_coef[jj][v] =
-              j < n
-                  ? sh_w[j] * RingIO<RingT>::Load(ring_d + j * kDim + vbase + v)
-                  : 0.f;
+              j < n ? sh_w[j] * RingIO<RingT>::Load(dptr(j, v)) : 0.f;
         }
         // k_j of the chunk in lane layout (lane = 4 columns).
         float4 kc[kFoldChunk];
 #pragma unroll
         for (int jj = 0; jj < kFoldChunk; ++jj) {
-          kc[jj] =
-              c0 + jj < n
-                  ? RingIO<RingT>::Load4(ring_k + (c0 + jj) * kDim + lane * 4)
-                  : Zero4();
+          kc[jj] = c0 + jj < n ? RingIO<RingT>::Load4(krow(c0 + jj) + lane * 4)
+                               : Zero4();
         }
         __syncthreads();  // coefficients visible
         for (int v = warp; v < kBv; v += kWarps) {
@@ -470,8 +538,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
           const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
-          __stcs(reinterpret_cast<float4*>(S + off),
-                 *reinterpret_cast<const float4*>(tile + off));
+          const float4 u = *reinterpret_cast<const float4*>(tile + off);
+          float4* dst = reinterpret_cast<float4*>(S + off);
+          if (p.cs_store) {
+            __stcs(dst, u);
+          } else {
+            *dst = u;
+          }
         }
       }
       return;
@@ -520,9 +593,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         u.y = fmaf(d, k[m].y, alpha * s[m].y);
         u.z = fmaf(d, k[m].z, alpha * s[m].z);
         u.w = fmaf(d, k[m].w, alpha * s[m].w);
-        __stcs(
-            reinterpret_cast<float4*>(S + vloc(i) * kDim + (m * kTpr + t) * 4),
-            u);
+        float4* dst =
+            reinterpret_cast<float4*>(S + vloc(i) * kDim + (m * kTpr + t) * 4);
+        if (p.cs_store) {
+          __stcs(dst, u);
+        } else {
+          *dst = u;
+        }
       }
       if (t == 0) {
         StoreAny(p.o, o_base + vbase + vloc(i), alpha * pq + kq * d, p.o_fp32);
@@ -531,40 +608,61 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
 }
 
-template <class T, DecodeMode kMode, typename RingT>
-cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream) {
-  auto kernel = GdnDecodeKernel<T, kMode, RingT>;
+template <class T, DecodeMode kMode, typename RingT, bool kStage>
+cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
+                             bool pdl) {
+  auto kernel = GdnDecodeKernel<T, kMode, RingT, kStage>;
+  constexpr int kSmem = SmemBytes<T, RingT, kStage>();
   // Above 48 KB of dynamic shared memory a kernel must opt in (once).
   static const cudaError_t attr =
-      T::kTileBytes > 48 * 1024
-          ? cudaFuncSetAttribute(kernel,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 T::kTileBytes)
+      kSmem > 48 * 1024
+          ? cudaFuncSetAttribute(
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem)
           : cudaSuccess;
   if (attr != cudaSuccess) return attr;
   const int64_t blocks = static_cast<int64_t>(a.batch) * a.HV * T::kNvb;
-  kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kTileBytes, stream>>>(
-      a);
-  return cudaSuccess;
+  if (!pdl) {
+    kernel<<<static_cast<unsigned>(blocks), T::kThreads, kSmem, stream>>>(a);
+    return cudaSuccess;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(T::kThreads);
+  cfg.dynamicSmemBytes = kSmem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attrs[1];
+  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attrs;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, a);
 }
 
-// The tile table (decode.h's DecodeTile). kAuto must be resolved before.
-template <DecodeMode kMode, typename RingT>
+// The tile table (decode.h's DecodeTile). kAuto must be resolved before. The
+// kBv4 tile never stages the ring (its d rows are shorter than a 16-byte
+// copy for bf16).
+template <DecodeMode kMode, typename RingT, bool kStage>
 cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
-                                cudaStream_t stream) {
+                                cudaStream_t stream, bool pdl) {
   switch (tile) {
     case DecodeTile::kBv4:
-      return LaunchDecodeTile<Tile<1, 1, 1>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<1, 1, 1>, kMode, RingT, false>(a, stream,
+                                                                  pdl);
     case DecodeTile::kBv8:
-      return LaunchDecodeTile<Tile<2, 1, 1>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<2, 1, 1>, kMode, RingT, kStage>(a, stream,
+                                                                   pdl);
     case DecodeTile::kBv16:
-      return LaunchDecodeTile<Tile<2, 2, 1>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<2, 2, 1>, kMode, RingT, kStage>(a, stream,
+                                                                   pdl);
     case DecodeTile::kBv32:
-      return LaunchDecodeTile<Tile<4, 2, 6>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<4, 2, 6>, kMode, RingT, kStage>(a, stream,
+                                                                   pdl);
     case DecodeTile::kBv64:
-      return LaunchDecodeTile<Tile<4, 4, 6>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<4, 4, 6>, kMode, RingT, kStage>(a, stream,
+                                                                   pdl);
     case DecodeTile::kBv128:
-      return LaunchDecodeTile<Tile<8, 4, 3>, kMode, RingT>(a, stream);
+      return LaunchDecodeTile<Tile<8, 4, 3>, kMode, RingT, kStage>(a, stream,
+                                                                   pdl);
     case DecodeTile::kAuto:
       break;
   }
@@ -572,13 +670,15 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
 }
 
 // Entry points of the instantiation files (one per mode / ring dtype, so nvcc
-// compiles them in parallel). Fold uses the kBv32 tile.
+// compiles them in parallel). Fold uses the kBv32 tile, unstaged.
 cudaError_t LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
-                                     cudaStream_t stream);
-cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, const DecodeArgs& a,
-                                        cudaStream_t stream);
-cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, const DecodeArgs& a,
-                                         cudaStream_t stream);
+                                     cudaStream_t stream, bool pdl);
+cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, bool stage,
+                                        const DecodeArgs& a,
+                                        cudaStream_t stream, bool pdl);
+cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
+                                         const DecodeArgs& a,
+                                         cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream);
 cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,
                                        cudaStream_t stream);

@@ -4,8 +4,9 @@
 namespace rollout::gdn::internal {
 
 cudaError_t LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
-                                     cudaStream_t stream) {
-  return LaunchDecodeForTile<DecodeMode::kPacked, float>(tile, a, stream);
+                                     cudaStream_t stream, bool pdl) {
+  return LaunchDecodeForTile<DecodeMode::kPacked, float, false>(tile, a, stream,
+                                                                pdl);
 }
 
 }  // namespace rollout::gdn::internal

@@ -4,15 +4,19 @@
 
 namespace rollout::gdn::internal {
 
-cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, const DecodeArgs& a,
-                                         cudaStream_t stream) {
-  return LaunchDecodeForTile<DecodeMode::kReplay, uint16_t>(tile, a, stream);
+cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
+                                         const DecodeArgs& a,
+                                         cudaStream_t stream, bool pdl) {
+  return stage ? LaunchDecodeForTile<DecodeMode::kReplay, uint16_t, true>(
+                     tile, a, stream, pdl)
+               : LaunchDecodeForTile<DecodeMode::kReplay, uint16_t, false>(
+                     tile, a, stream, pdl);
 }
 
 cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,
                                        cudaStream_t stream) {
-  return LaunchDecodeTile<Tile<4, 2, 1>, DecodeMode::kFold, uint16_t>(a,
-                                                                      stream);
+  return LaunchDecodeTile<Tile<4, 2, 6>, DecodeMode::kFold, uint16_t, false>(
+      a, stream, false);
 }
 
 }  // namespace rollout::gdn::internal

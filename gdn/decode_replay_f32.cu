@@ -3,14 +3,19 @@
 
 namespace rollout::gdn::internal {
 
-cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, const DecodeArgs& a,
-                                        cudaStream_t stream) {
-  return LaunchDecodeForTile<DecodeMode::kReplay, float>(tile, a, stream);
+cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, bool stage,
+                                        const DecodeArgs& a,
+                                        cudaStream_t stream, bool pdl) {
+  return stage ? LaunchDecodeForTile<DecodeMode::kReplay, float, true>(
+                     tile, a, stream, pdl)
+               : LaunchDecodeForTile<DecodeMode::kReplay, float, false>(
+                     tile, a, stream, pdl);
 }
 
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a,
                                       cudaStream_t stream) {
-  return LaunchDecodeTile<Tile<4, 2, 1>, DecodeMode::kFold, float>(a, stream);
+  return LaunchDecodeTile<Tile<4, 2, 6>, DecodeMode::kFold, float, false>(
+      a, stream, false);
 }
 
 }  // namespace rollout::gdn::internal

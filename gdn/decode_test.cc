@@ -146,6 +146,8 @@ struct PackedCase {
   DecodeTile tile;
   DType ab_dtype;
   DType o_dtype;
+  bool stream_stores = false;
+  bool pdl = false;
 };
 
 void RunPacked(const PackedCase& c, uint32_t seed) {
@@ -189,7 +191,14 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
   p.o_row_stride = o_stride;
   p.o_dtype = c.o_dtype;
   p.tile = c.tile;
-  ASSERT_TRUE(LaunchGdnPackedDecode(p, nullptr).ok());
+  p.stream_stores = c.stream_stores;
+  p.pdl = c.pdl;
+  cudaStream_t stream;
+  // A blocking stream: ordered after the memsets/copies on the legacy stream.
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ASSERT_TRUE(LaunchGdnPackedDecode(p, stream).ok());
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaStreamDestroy(stream);
   ASSERT_EQ(testing::CudaLastError(), "");
 
   // CPU truth on a copy of the pool.
@@ -249,6 +258,11 @@ TEST(PackedDecodeTest, MatchesReferenceEveryTileAndHeadCount) {
 TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
   SKIP_WITHOUT_GPU();
   RunPacked({32, 37, DecodeTile::kAuto, DType::kFp32, DType::kFp32}, 100);
+  RunPacked({32, 37, DecodeTile::kBv8, DType::kBf16, DType::kFp32, true}, 104);
+  RunPacked({16, 9, DecodeTile::kBv128, DType::kBf16, DType::kFp32, true, true},
+            105);
+  RunPacked({32, 5, DecodeTile::kBv4, DType::kBf16, DType::kFp32, false, true},
+            106);
   RunPacked({32, 37, DecodeTile::kAuto, DType::kBf16, DType::kBf16}, 101);
   RunPacked({16, 1, DecodeTile::kAuto, DType::kBf16, DType::kBf16}, 102);
   RunPacked({64, 3, DecodeTile::kBv64, DType::kFp32, DType::kBf16}, 103);
@@ -266,6 +280,8 @@ struct ReplayCase {
   double tol_out = 1e-5;
   double tol_state = 1e-5;
   bool fold_midway = false;
+  bool stage_ring = true;
+  bool pdl = false;
 };
 
 // Drives B rows through cycles * L + 3 steps on the GPU (ReplaySSM kernel +
@@ -331,6 +347,9 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   p.ring_indices = drings.get();
   p.write_pos = dwp.get();
   p.force_flush = dforce.get();
+  p.stage_ring = c.stage_ring;
+  p.step.pdl = c.pdl;
+  p.step.stream_stores = c.pdl;  // exercise both store policies
   GdnReplayAdvanceParams adv;
   adv.batch = B;
   adv.ring_length = L;
@@ -338,6 +357,9 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   adv.write_pos = dwp.get();
   adv.force_flush = dforce.get();
 
+  cudaStream_t stream;
+  // A blocking stream: ordered after the memsets/copies on the legacy stream.
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   double max_out = 0.0, max_state = 0.0;
   int flush_checks = 0;
   const int steps = c.cycles * L + 3;
@@ -381,8 +403,9 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
     p.step.b = ds.b16.get();
     p.step.ab_row_stride = ds.ab_stride;
     ASSERT_EQ(o.Fill(0xff), cudaSuccess);
-    ASSERT_TRUE(LaunchGdnReplayDecode(p, nullptr).ok());
-    ASSERT_TRUE(LaunchGdnReplayAdvance(adv, nullptr).ok());
+    ASSERT_TRUE(LaunchGdnReplayDecode(p, stream).ok());
+    ASSERT_TRUE(LaunchGdnReplayAdvance(adv, stream).ok());
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     ASSERT_EQ(testing::CudaLastError(), "");
     const std::vector<float> got_o = o.Download();
     const std::vector<float> got_state = state.Download();
@@ -421,11 +444,12 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
       }
     }
   }
+  cudaStreamDestroy(stream);
   std::printf(
-      "replay HV=%d L=%d tile=%s ring=%s: max out rel err %.3g, max state rel "
-      "err %.3g (%d flush checks)\n",
-      c.hv, L, DecodeTileName(c.tile), DTypeName(c.ring_dtype), max_out,
-      max_state, flush_checks);
+      "replay HV=%d L=%d tile=%s ring=%s stage=%d pdl=%d: max out rel err "
+      "%.3g, max state rel err %.3g (%d flush checks)\n",
+      c.hv, L, DecodeTileName(c.tile), DTypeName(c.ring_dtype),
+      c.stage_ring ? 1 : 0, c.pdl ? 1 : 0, max_out, max_state, flush_checks);
   EXPECT_GE(flush_checks, c.cycles * (B - 2));
 }
 
@@ -442,12 +466,16 @@ TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
   SKIP_WITHOUT_GPU();
   uint32_t seed = 300;
   for (int t = 1; t < kNumDecodeTiles; ++t) {
-    ReplayCase c;
-    c.hv = 16;
-    c.L = 16;
-    c.batch = 5;
-    c.tile = static_cast<DecodeTile>(t);
-    RunReplay(c, seed++);
+    for (bool stage : {true, false}) {
+      ReplayCase c;
+      c.hv = 16;
+      c.L = 16;
+      c.batch = 5;
+      c.tile = static_cast<DecodeTile>(t);
+      c.stage_ring = stage;
+      c.pdl = stage;
+      RunReplay(c, seed++);
+    }
   }
   for (int hv : {48, 64}) {
     ReplayCase c;
@@ -459,15 +487,19 @@ TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
 }
 
 TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
-  // L = 64: more entries than the kernel keeps in registers and more than a
-  // warp's lanes.
+  // L = 64: more entries than the kernel stages or keeps in registers and
+  // more than a warp's lanes.
   SKIP_WITHOUT_GPU();
-  ReplayCase c;
-  c.hv = 16;
-  c.L = 64;
-  c.batch = 4;
-  c.cycles = 2;
-  RunReplay(c, 400);
+  for (bool stage : {true, false}) {
+    ReplayCase c;
+    c.hv = 16;
+    c.L = 64;
+    c.batch = 4;
+    c.cycles = 2;
+    c.tile = DecodeTile::kBv64;
+    c.stage_ring = stage;
+    RunReplay(c, 400);
+  }
 }
 
 TEST(ReplayDecodeTest, FoldGivesExactState) {
@@ -483,11 +515,15 @@ TEST(ReplayDecodeTest, Bf16RingStaysClose) {
   // bf16 k and d: the replayed updates are rounded and folded into the state
   // at each flush; the drift is bounded, not exact.
   SKIP_WITHOUT_GPU();
-  ReplayCase c;
-  c.ring_dtype = DType::kBf16;
-  c.tol_out = 2e-2;
-  c.tol_state = 2e-2;
-  RunReplay(c, 600);
+  for (DecodeTile tile :
+       {DecodeTile::kAuto, DecodeTile::kBv8, DecodeTile::kBv128}) {
+    ReplayCase c;
+    c.ring_dtype = DType::kBf16;
+    c.tile = tile;
+    c.tol_out = 2e-2;
+    c.tol_state = 2e-2;
+    RunReplay(c, 600);
+  }
 }
 
 TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
