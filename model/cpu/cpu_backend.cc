@@ -368,8 +368,8 @@ absl::Status CpuBackend::LoadWeights(const std::string& checkpoint_dir) {
                    LoadModel(checkpoint_dir, std::move(config), pool_.get()));
   // Fully loaded and validated: swap. Pools keep their layout (same shapes).
   model_ = std::move(model);
-  const std::vector<int32_t> eos = model_->config().eos_token_ids;
-  info_.eos_token_ids = eos;
+  // Shapes are unchanged; eos ids and max positions may differ.
+  info_ = InfoFrom(model_->config());
   return absl::OkStatus();
 }
 
