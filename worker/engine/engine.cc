@@ -174,6 +174,7 @@ absl::Status Engine::SubmitScore(ScoreRequest r,
   g->n = static_cast<int>(r.completions.size());
   g->score_top_logprobs = r.top_logprobs;
   g->deadline = r.deadline;
+  g->min_weight_version = r.min_weight_version;
   g->stream_deltas = false;
   g->channel = std::move(channel);
   for (int i = 0; i < g->n; ++i) {
@@ -303,6 +304,17 @@ absl::Status Engine::UpdateWeights(const std::string& path,
   }
   weight_version_ = version.has_value() ? *version : weight_version_ + 1;
   ++stats_.weight_updates_ok;
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Reconfigure(const EngineReconfig& change) {
+  RETURN_IF_ERROR(change.Validate());
+  if (change.replay_auto_min_batch.has_value()) {
+    options_.replay.auto_min_batch = *change.replay_auto_min_batch;
+  }
+  if (change.replay_default_mode.has_value()) {
+    options_.replay.default_mode = *change.replay_default_mode;
+  }
   return absl::OkStatus();
 }
 
@@ -487,6 +499,7 @@ absl::Status Engine::Admit(Group* g) {
     g->admitted = now;
     stats_.queue_seconds.Observe(absl::ToDoubleSeconds(now - g->arrival));
     stats_.prompt_tokens += static_cast<uint64_t>(g->n) * g->prompt_len();
+    if (admission_observer_) admission_observer_(g->request_id);
   }
   for (auto& s : g->seqs) {
     std::optional<int> slot = slots_.Allocate();
@@ -663,6 +676,9 @@ void Engine::ScoreRows(Sequence* s, int start, absl::Span<const float> logits,
     absl::Span<const float> row = logits.subspan(static_cast<size_t>(j) * vocab,
                                                  static_cast<size_t>(vocab));
     const double lse = LogSumExp(row);
+    if (s->versions.empty() || s->versions.back().version != weight_version_) {
+      s->versions.push_back({weight_version_, target});
+    }
     s->logprobs.push_back(RawLogprob(row, s->output[target], lse));
     if (g.score_top_logprobs > 0) {
       s->top.push_back(TopLogprobs(row, lse, g.score_top_logprobs));

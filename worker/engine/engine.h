@@ -103,7 +103,9 @@ class Engine {
     return backend_->capabilities();
   }
   const PoolPlan& pool_plan() const { return plan_; }
+  // The options in effect (Reconfigure changes the replay tuning fields).
   const EngineOptions& options() const { return options_; }
+  absl::Status Reconfigure(const EngineReconfig& change);
   RequestLimits limits() const;
 
   // Validates (INVALID_ARGUMENT naming the field; ALREADY_EXISTS for a live
@@ -156,6 +158,11 @@ class Engine {
   void set_group_done_observer(std::function<void(const std::string&)> f) {
     group_done_observer_ = std::move(f);
   }
+  // Called (on the engine thread) with the request id when a request is
+  // admitted for the first time (it stops counting as waiting).
+  void set_admission_observer(std::function<void(const std::string&)> f) {
+    admission_observer_ = std::move(f);
+  }
 
  private:
   struct Group;
@@ -191,7 +198,7 @@ class Engine {
   void InsertWaiting(Group* g);
 
   std::unique_ptr<model::Backend> backend_;
-  const EngineOptions options_;
+  EngineOptions options_;
   const PoolPlan plan_;
   Clock clock_;
   SchedulerConfig sched_cfg_;
@@ -216,6 +223,7 @@ class Engine {
   EngineStats stats_;
   std::function<void(const StepTrace&)> observer_;
   std::function<void(const std::string&)> group_done_observer_;
+  std::function<void(const std::string&)> admission_observer_;
 };
 
 }  // namespace rollout::worker

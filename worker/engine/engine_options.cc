@@ -54,6 +54,13 @@ absl::Status EngineOptions::Validate() const {
   return replay.Validate();
 }
 
+absl::Status EngineReconfig::Validate() const {
+  if (replay_auto_min_batch.has_value() && *replay_auto_min_batch < 1) {
+    return absl::InvalidArgumentError("replay.auto_min_batch must be >= 1");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PoolPlan> PlanPools(const EngineOptions& o,
                                    const model::ModelInfo& info,
                                    const model::PoolFootprint& fp) {

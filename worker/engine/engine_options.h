@@ -4,6 +4,7 @@
 #define ROLLOUT_WORKER_ENGINE_ENGINE_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,6 +49,16 @@ struct EngineOptions {
   int max_waiting_groups = 1024;  // Enqueue beyond: RESOURCE_EXHAUSTED
   int max_top_logprobs = 20;
   ReplaySsmOptions replay;
+
+  absl::Status Validate() const;
+};
+
+// Options that may change while the engine runs (config reload), applied
+// between steps. Unset fields keep their value. default_mode applies to
+// requests submitted afterwards.
+struct EngineReconfig {
+  std::optional<int> replay_auto_min_batch;
+  std::optional<ReplayMode> replay_default_mode;
 
   absl::Status Validate() const;
 };

@@ -240,7 +240,9 @@ TEST(EngineTest, ReplayOnAndOffInOneMixedBatch) {
     for (const StepTraceRow& r : t.rows) {
       if (!r.decode) continue;
       (r.ring_slot >= 0 ? ring : plain) = true;
-      if (r.request_id == "off") EXPECT_LT(r.ring_slot, 0);
+      if (r.request_id == "off") {
+        EXPECT_LT(r.ring_slot, 0);
+      }
     }
     mixed_steps += ring && plain;
   }
@@ -270,7 +272,9 @@ TEST(EngineTest, GroupOfEightHasStaggeredFlushes) {
   for (const StepTrace& t : h.traces()) {
     std::set<int> f;
     for (const StepTraceRow& row : t.rows) {
-      if (row.decode) EXPECT_GE(row.ring_slot, 0);
+      if (row.decode) {
+        EXPECT_GE(row.ring_slot, 0);
+      }
       if (row.flush) {
         f.insert(row.completion_index);
         flush_steps[row.completion_index].push_back(t.step);
@@ -420,8 +424,31 @@ TEST(EngineTest, AutoUsesTheRingOnlyAboveItsThresholdAndSwitchesExactly) {
               ReferenceGreedy(fo, Prompt(7, i), 10 + 6 * i, false));
     EXPECT_TRUE(c.replay_ssm.applied);
     EXPECT_EQ(c.replay_ssm.fallback, FallbackReason::kNone);
-    if (i == 5) EXPECT_GT(c.replay_ssm.plain_steps, 0);
+    if (i == 5) {
+      EXPECT_GT(c.replay_ssm.plain_steps, 0);
+    }
   }
+}
+
+TEST(EngineTest, ReconfigureChangesAutoThresholdAndDefaultMode) {
+  FakeBackendOptions fo;
+  EngineHarness h(fo, SmallEngineOptions());  // auto_min_batch 4
+  EngineReconfig bad;
+  bad.replay_auto_min_batch = 0;
+  EXPECT_TRUE(absl::IsInvalidArgument(h.engine().Reconfigure(bad)));
+  EngineReconfig change;
+  change.replay_auto_min_batch = 1;
+  change.replay_default_mode = ReplayMode::kAuto;
+  ASSERT_TRUE(h.engine().Reconfigure(change).ok());
+  GroupRequest r = MakeRequest("d", Prompt(5), 1, 6, 1.0f, 1);
+  r.replay_ssm = ReplayMode::kDefault;  // now AUTO, and 1 row is enough
+  r.sampling.ignore_eos = true;
+  auto ch = h.Submit(r);
+  h.Run();
+  const CompletionResult c = EngineHarness::Drain(*ch).completions[0];
+  EXPECT_EQ(c.replay_ssm.effective, ReplayMode::kAuto);
+  EXPECT_EQ(c.replay_ssm.plain_steps, 0);
+  EXPECT_GT(c.replay_ssm.ring_steps, 0);
 }
 
 TEST(EngineTest, StopTokensMinTokensAndEos) {
@@ -508,6 +535,8 @@ TEST(EngineTest, ScoreEqualsGenerationLogprobs) {
   }
   EXPECT_EQ(sc.completions[3].logprobs, ReferenceLogprobs(fo, prompt, {5}));
   EXPECT_EQ(sc.summary.prompt_tokens_computed, 10);
+  ASSERT_EQ(sc.completions[0].weight_versions.size(), 1u);
+  EXPECT_EQ(sc.completions[0].weight_versions[0].version, 0);
 }
 
 TEST(EngineTest, UpdateWeightsChangesOutputsAndRejectsBadCheckpoints) {

@@ -37,11 +37,15 @@ struct WeightsCmd {
   std::optional<int64_t> version;
   std::function<void(absl::Status)> done;
 };
+struct ReconfigCmd {
+  EngineReconfig change;
+  std::function<void(absl::Status)> done;
+};
 struct ShutdownCmd {
   ShutdownMode mode;
 };
 using Command = std::variant<SubmitCmd, ScoreCmd, CancelCmd, PauseCmd,
-                             ResumeCmd, WeightsCmd, ShutdownCmd>;
+                             ResumeCmd, WeightsCmd, ReconfigCmd, ShutdownCmd>;
 
 // The commands posted to the engine thread. Shared with ResultStreams (through
 // a weak_ptr) so a stream dropped after the executor is gone does nothing.
@@ -110,6 +114,8 @@ class Executor::Impl {
         info_(std::move(info)) {
     engine_->set_group_done_observer(
         [this](const std::string& id) { ForgetId(id); });
+    engine_->set_admission_observer(
+        [this](const std::string& id) { Admitted(id); });
     PublishStats();
     thread_ = std::thread([this] { Loop(); });
   }
@@ -169,6 +175,13 @@ class Executor::Impl {
     }
   }
 
+  void ReconfigureAsync(EngineReconfig change,
+                        std::function<void(absl::Status)> done) {
+    if (!inbox_->Post(ReconfigCmd{std::move(change), done}) && done) {
+      done(absl::UnavailableError("executor stopped"));
+    }
+  }
+
   EngineStats Stats() const {
     EngineStats s;
     {
@@ -208,16 +221,16 @@ class Executor::Impl {
     return absl::OkStatus();
   }
 
-  // Assigns an id if empty and marks it live.
+  // Assigns an id if empty and marks it live and waiting.
   absl::Status Reserve(std::string* id) ABSL_LOCKS_EXCLUDED(ids_mu_) {
     absl::MutexLock lock(&ids_mu_);
     if (!accepting_) {
       return Reject(absl::UnavailableError("executor is shutting down"));
     }
-    if (static_cast<int>(live_ids_.size()) >= info_.max_live_requests) {
-      return Reject(absl::ResourceExhaustedError(
-          absl::StrCat("too many live requests (", info_.max_live_requests,
-                       " = max_waiting_groups + max_num_seqs)")));
+    if (static_cast<int>(waiting_ids_.size()) >= max_waiting_groups_) {
+      return Reject(absl::ResourceExhaustedError(absl::StrCat(
+          "waiting queue full (max_waiting_groups = ", max_waiting_groups_,
+          ")")));
     }
     if (id->empty()) {
       do {
@@ -228,12 +241,19 @@ class Executor::Impl {
           absl::StrCat("request_id ", *id, " is live")));
     }
     live_ids_.insert(*id);
+    waiting_ids_.insert(*id);
     return absl::OkStatus();
+  }
+
+  void Admitted(const std::string& id) ABSL_LOCKS_EXCLUDED(ids_mu_) {
+    absl::MutexLock lock(&ids_mu_);
+    waiting_ids_.erase(id);
   }
 
   void ForgetId(const std::string& id) ABSL_LOCKS_EXCLUDED(ids_mu_) {
     absl::MutexLock lock(&ids_mu_);
     live_ids_.erase(id);
+    waiting_ids_.erase(id);
   }
 
   absl::StatusOr<std::unique_ptr<ResultStream>> Post(
@@ -324,6 +344,9 @@ class Executor::Impl {
       update_in_progress_.store(false);
       PublishStats();
       if (s->done) s->done(st);
+    } else if (auto* s = std::get_if<ReconfigCmd>(&c)) {
+      absl::Status st = engine_->Reconfigure(s->change);
+      if (s->done) s->done(st);
     } else if (auto* s = std::get_if<ShutdownCmd>(&c)) {
       if (!stopping->has_value() || s->mode == ShutdownMode::kAbort) {
         *stopping = s->mode;
@@ -342,6 +365,8 @@ class Executor::Impl {
     } else if (auto* s = std::get_if<PauseCmd>(&c)) {
       if (s->done) s->done(absl::CancelledError("executor stopped"));
     } else if (auto* s = std::get_if<WeightsCmd>(&c)) {
+      if (s->done) s->done(absl::UnavailableError("executor stopped"));
+    } else if (auto* s = std::get_if<ReconfigCmd>(&c)) {
       if (s->done) s->done(absl::UnavailableError("executor stopped"));
     }
   }
@@ -367,8 +392,12 @@ class Executor::Impl {
   // Engine thread only.
   std::vector<std::function<void(absl::Status)>> pause_waiters_;
 
+  // The executor's copy of the waiting bound, checked on the caller's thread
+  // (the engine's own check then never fires for executor requests).
+  const int max_waiting_groups_ = engine_->options().max_waiting_groups;
   absl::Mutex ids_mu_;
   std::unordered_set<std::string> live_ids_ ABSL_GUARDED_BY(ids_mu_);
+  std::unordered_set<std::string> waiting_ids_ ABSL_GUARDED_BY(ids_mu_);
   int64_t next_auto_id_ ABSL_GUARDED_BY(ids_mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(ids_mu_) = true;
 
@@ -393,8 +422,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
   info.limits = engine->limits();
   info.pools = engine->pool_plan();
   info.replay = engine->options().replay;
-  info.max_live_requests =
-      engine->options().max_waiting_groups + engine->options().max_num_seqs;
+  info.max_waiting_requests = engine->options().max_waiting_groups;
   return std::unique_ptr<Executor>(
       new Executor(std::make_unique<Impl>(std::move(engine), std::move(info))));
 }
@@ -468,6 +496,11 @@ absl::Status Executor::UpdateWeights(std::string path,
   impl_->UpdateWeightsAsync(std::move(path), version, Completer(w));
   w->done.WaitForNotification();
   return w->status;
+}
+
+void Executor::ReconfigureAsync(EngineReconfig change,
+                                std::function<void(absl::Status)> done) {
+  impl_->ReconfigureAsync(std::move(change), std::move(done));
 }
 
 EngineStats Executor::Stats() const { return impl_->Stats(); }

@@ -55,7 +55,8 @@ struct ExecutorInfo {
   RequestLimits limits;
   PoolPlan pools;
   ReplaySsmOptions replay;
-  int max_live_requests = 0;  // Enqueue beyond: RESOURCE_EXHAUSTED
+  // Requests queued but not yet admitted; Enqueue beyond: RESOURCE_EXHAUSTED.
+  int max_waiting_requests = 0;
 };
 
 class Executor {
@@ -71,8 +72,8 @@ class Executor {
   const ExecutorInfo& info() const;
 
   // Queues a GRPO group. Errors (nothing queued): INVALID_ARGUMENT naming
-  // the field, ALREADY_EXISTS (request id live), RESOURCE_EXHAUSTED (too
-  // many live requests, or the group can never fit the pools), UNAVAILABLE
+  // the field, ALREADY_EXISTS (request id live), RESOURCE_EXHAUSTED (the
+  // waiting queue is full, or the group can never fit the pools), UNAVAILABLE
   // (shutting down). An empty request_id gets "auto-<n>".
   absl::StatusOr<std::unique_ptr<ResultStream>> Enqueue(GroupRequest request);
   // Teacher-forced logprobs (Score); results arrive like a group's, one
@@ -103,6 +104,11 @@ class Executor {
                           std::function<void(absl::Status)> done);
   absl::Status UpdateWeights(std::string path,
                              std::optional<int64_t> version = std::nullopt);
+
+  // Applies hot option changes between engine steps (config reload); `done`
+  // runs on the engine thread.
+  void ReconfigureAsync(EngineReconfig change,
+                        std::function<void(absl::Status)> done);
 
   // A snapshot taken after the latest engine step (plus live gauges).
   EngineStats Stats() const;

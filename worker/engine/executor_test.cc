@@ -27,6 +27,15 @@ class GatedBackend : public model::Backend {
     absl::MutexLock lock(&mu_);
     permits_ = n < 0 ? -1 : std::max(permits_, 0) + n;
   }
+  // Blocks until `n` Forward calls have started (their batch is built: the
+  // requests in it are admitted).
+  void AwaitStarted(int64_t n) {
+    absl::MutexLock lock(&mu_);
+    auto done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return started_ >= n;
+    };
+    mu_.Await(absl::Condition(&done));
+  }
   // Blocks until `n` Forward calls have completed.
   void AwaitForwards(int64_t n) {
     absl::MutexLock lock(&mu_);
@@ -60,6 +69,7 @@ class GatedBackend : public model::Backend {
                        model::ForwardOutput* out) override {
     {
       absl::MutexLock lock(&mu_);
+      ++started_;
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return permits_ != 0;
       };
@@ -88,6 +98,7 @@ class GatedBackend : public model::Backend {
   FakeBackend fake_;
   absl::Mutex mu_;
   int permits_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t started_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
@@ -324,11 +335,13 @@ TEST(ExecutorTest, EnqueueErrors) {
   EXPECT_TRUE(absl::IsInvalidArgument(f.exec->Enqueue(bad).status()));
   auto a = f.exec->Enqueue(MakeRequest("a", {1}, 1, 3, 1.0f, 1));
   ASSERT_TRUE(a.ok());
+  f.gate->AwaitStarted(1);  // "a" is admitted: the waiting queue is empty
   EXPECT_TRUE(absl::IsAlreadyExists(
       f.exec->Enqueue(MakeRequest("a", {1}, 1, 3, 1.0f, 1)).status()));
   auto b = f.exec->Enqueue(MakeRequest("", {1}, 1, 3, 1.0f, 1));
   ASSERT_TRUE(b.ok());
   EXPECT_EQ((*b)->request_id(), "auto-1");
+  // "auto-1" waits (no free slot): the queue of 1 is full.
   EXPECT_TRUE(absl::IsResourceExhausted(
       f.exec->Enqueue(MakeRequest("c", {1}, 1, 3, 1.0f, 1)).status()));
   EXPECT_EQ(f.exec->Stats().rejected_requests, 4u);

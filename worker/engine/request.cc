@@ -172,6 +172,9 @@ absl::Status ValidateScoreRequest(const ScoreRequest& r,
                    absl::StrCat(r.top_logprobs, " is outside [0, ",
                                 limits.max_top_logprobs, "]"));
   }
+  if (r.min_weight_version < 0) {
+    return Invalid("min_weight_version", "must be >= 0");
+  }
   return absl::OkStatus();
 }
 

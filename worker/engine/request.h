@@ -107,6 +107,7 @@ struct ScoreRequest {
   std::vector<std::vector<int32_t>> completions;  // each non-empty
   int top_logprobs = 0;
   absl::Time deadline = absl::InfiniteFuture();
+  int64_t min_weight_version = 0;  // as GroupRequest
 };
 
 // What a request may ask for, from the model and the engine's options.
