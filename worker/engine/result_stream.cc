@@ -16,6 +16,7 @@ void ResultChannel::PushDelta(TokenDelta delta) {
     if (closed_) return;
     const int c = delta.completion_index;
     if (c < 0 || c >= static_cast<int>(pending_.size())) return;
+    buffered_tokens_ += static_cast<int64_t>(delta.token_ids.size());
     TokenDelta& p = pending_[c];
     if (!has_delta_[c]) {
       p = std::move(delta);
@@ -39,6 +40,7 @@ void ResultChannel::PushCompletion(CompletionResult result) {
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
+    buffered_tokens_ += static_cast<int64_t>(result.token_ids.size());
     order_.push_back({Kind::kCompletion, result.completion_index});
     completions_.push_back(std::move(result));
   }
@@ -63,11 +65,15 @@ std::optional<StreamEvent> ResultChannel::PopLocked() {
   switch (e.kind) {
     case Kind::kDelta: {
       has_delta_[e.completion_index] = false;
+      buffered_tokens_ -=
+          static_cast<int64_t>(pending_[e.completion_index].token_ids.size());
       StreamEvent ev = std::move(pending_[e.completion_index]);
       pending_[e.completion_index] = TokenDelta{};
       return ev;
     }
     case Kind::kCompletion: {
+      buffered_tokens_ -=
+          static_cast<int64_t>(completions_.front().token_ids.size());
       StreamEvent ev = std::move(completions_.front());
       completions_.pop_front();
       return ev;
@@ -101,6 +107,11 @@ absl::StatusOr<StreamEvent> ResultChannel::Next(absl::Duration timeout) {
 bool ResultChannel::done() const {
   absl::MutexLock lock(&mu_);
   return done_;
+}
+
+int64_t ResultChannel::buffered_tokens() const {
+  absl::MutexLock lock(&mu_);
+  return buffered_tokens_;
 }
 
 bool ResultChannel::closed() const {

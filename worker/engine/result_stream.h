@@ -57,7 +57,10 @@ class ResultChannel {
   // OUT_OF_RANGE once the GroupSummary has been taken.
   absl::StatusOr<StreamEvent> Next(absl::Duration timeout)
       ABSL_LOCKS_EXCLUDED(mu_);
-  bool done() const ABSL_LOCKS_EXCLUDED(mu_);    // summary taken
+  bool done() const ABSL_LOCKS_EXCLUDED(mu_);  // summary taken
+  // Tokens pushed but not yet popped (deltas and finals): lets a server
+  // detect a reader that does not keep up and cancel it.
+  int64_t buffered_tokens() const ABSL_LOCKS_EXCLUDED(mu_);
   bool closed() const ABSL_LOCKS_EXCLUDED(mu_);  // summary pushed
   void SetListener(std::function<void()> listener) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -79,6 +82,7 @@ class ResultChannel {
   std::vector<bool> has_delta_ ABSL_GUARDED_BY(mu_);
   std::deque<CompletionResult> completions_ ABSL_GUARDED_BY(mu_);
   std::optional<GroupSummary> summary_ ABSL_GUARDED_BY(mu_);
+  int64_t buffered_tokens_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<std::function<void()>> listener_ ABSL_GUARDED_BY(mu_);
@@ -100,6 +104,7 @@ class ResultStream {
   }
   std::optional<StreamEvent> TryPop() { return channel_->TryPop(); }
   bool done() const { return channel_->done(); }
+  int64_t buffered_tokens() const { return channel_->buffered_tokens(); }
   void SetListener(std::function<void()> listener) {
     channel_->SetListener(std::move(listener));
   }

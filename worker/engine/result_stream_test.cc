@@ -34,6 +34,7 @@ TEST(ResultStreamTest, OrderAndMergingOfUnreadDeltas) {
   ch->PushGroupDone(s);
   EXPECT_TRUE(ch->closed());
   EXPECT_FALSE(ch->done());
+  EXPECT_EQ(ch->buffered_tokens(), 5);  // 3 + 2 delta tokens, empty finals
 
   auto ev = ch->TryPop();
   ASSERT_TRUE(ev.has_value());
@@ -50,6 +51,7 @@ TEST(ResultStreamTest, OrderAndMergingOfUnreadDeltas) {
   ev = ch->TryPop();
   EXPECT_EQ(std::get<GroupSummary>(*ev).request_id, "r");
   EXPECT_TRUE(ch->done());
+  EXPECT_EQ(ch->buffered_tokens(), 0);
   EXPECT_TRUE(absl::IsOutOfRange(ch->Next(absl::Milliseconds(1)).status()));
 }
 
