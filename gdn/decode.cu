@@ -140,12 +140,17 @@ int DecodeTileRows(DecodeTile tile) {
 }
 
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
-  // (row, head) pairs. Measured on the H200 (docs/BENCHMARKS.md): the packed
-  // kernel is best with small 8-row CTAs at every batch (many resident CTAs),
-  // 16 rows at the small-batch knee; the ReplaySSM kernel amortises its
-  // per-CTA ring coefficients over whole heads once the grid has a few waves.
+  // (row, head) pairs. From the H200 sweep (docs/BENCHMARKS.md, run 3): the
+  // packed kernel is best with small 8-row CTAs at every batch (many resident
+  // CTAs), 16 rows at the small-batch knee; the ReplaySSM kernel amortises its
+  // per-CTA ring coefficients over 64-row blocks, and over whole heads only at
+  // the largest grids.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (replay) return units <= 32 ? DecodeTile::kBv8 : DecodeTile::kBv128;
+  if (replay) {
+    if (units <= 32) return DecodeTile::kBv32;
+    if (units < 32768) return DecodeTile::kBv64;
+    return DecodeTile::kBv128;
+  }
   if (units <= 32) return DecodeTile::kBv8;
   if (units <= 256) return DecodeTile::kBv16;
   return DecodeTile::kBv8;
