@@ -11,12 +11,17 @@
 // Bytes in flight. The state tile is staged into shared memory with 16-byte
 // cp.async copies issued as the first thing a CTA does (each thread copies
 // exactly the chunks it later reads, so the packed path needs no barrier). In
-// flight, the tile costs no registers: an SM keeps several CTAs' whole tiles
-// (100-200 KB) streaming, which is what an HBM3e part needs, while a
-// register-resident tile (the first version of this kernel) capped the bytes
-// in flight at ~50 KB per SM and ~90 % of copy bandwidth. Every other load of
-// a CTA (slot, ring cursor, ring entries, q|k|v, gates) is issued before the
-// first wait, so a CTA's critical path is two memory latencies (index, data).
+// flight, the tile costs no registers, so an SM keeps 100-200 KB of tiles
+// streaming while CTAs compute. Every other load of a CTA (slot, ring cursor,
+// ring entries) is issued before the first wait, so a CTA's critical path is
+// two memory latencies (index, data). Measured (docs/BENCHMARKS.md): this
+// took ReplaySSM from 21-64 % to ~80 % of read bandwidth at large batch; the
+// packed step stayed at ~92 % of copy (= our in-place RMW ceiling), so its
+// limit is not the bytes in flight. With kStage the first 16 ring entries (k
+// rows, this block's d) are staged the same way, as an older commit group,
+// so the coefficient phase waits only for them. Programmatic dependent launch
+// (decode.h) moves everything before GridDependencyWait() ahead of the
+// preceding kernel's tail.
 //
 // Per v-row the contractions S.k and S.q are reduced inside the row group (3
 // shuffles each); the L2 norms of q and k are reduced the same way.
