@@ -1,10 +1,14 @@
 // rolloutd: the gRPC front end of the rollout service (DESIGN.md section 2).
 //
 //   rolloutd [--config=FILE] [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]
+//            [--worker_binary=PATH]
 //
 // Prints "listening on <addr>" and then "metrics on <addr>" (real ports, so
-// scripts can pass port 0), serves until SIGTERM or SIGINT, then drains for
-// shutdown_grace_seconds.
+// scripts can pass port 0), starts the rollout-worker processes of the
+// config (workers.*; by default one, on the embedded tiny model), serves
+// until SIGTERM or SIGINT, then drains for shutdown_grace_seconds and stops
+// the workers. Generate answers UNAVAILABLE until a worker is ready (health
+// of "rollout.v1.Rollout" turns SERVING then).
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,6 +25,8 @@
 #include "server/config/config_io.h"
 #include "server/config/config_manager.h"
 #include "server/rollout_server.h"
+#include "server/workers/worker_binary.h"
+#include "server/workers/worker_pool.h"
 
 ABSL_FLAG(std::string, config, "",
           "Server config file (rollout.v1.ServerConfig, text format or .json). "
@@ -33,6 +39,10 @@ ABSL_FLAG(
     std::string, metrics_listen, "",
     "Prometheus /metrics address host:port (port 0 picks one); "
     "overrides the config's metrics_listen. Env: ROLLOUTD_METRICS_LISTEN.");
+ABSL_FLAG(std::string, worker_binary, "",
+          "rollout-worker executable; overrides the config's workers.binary. "
+          "Default: found next to rolloutd or in its Bazel runfiles. Env: "
+          "ROLLOUTD_WORKER_BINARY.");
 ABSL_FLAG(bool, check_config, false,
           "Validate the config, print it with every default filled in, and "
           "exit (0 valid, 1 invalid).");
@@ -57,6 +67,24 @@ std::string FlagOrEnv(const absl::Flag<std::string>& flag, const char* env) {
   return value;
 }
 
+// The worker pool: rollout-worker processes behind the Dispatcher.
+rollout::server::DispatcherFactory WorkerPoolFactory(std::string binary_flag) {
+  return [binary_flag](const rollout::server::DispatcherEnv& env)
+             -> absl::StatusOr<std::unique_ptr<rollout::server::Dispatcher>> {
+    const std::string configured = binary_flag.empty()
+                                       ? env.config->config.workers().binary()
+                                       : binary_flag;
+    auto binary = rollout::server::workers::FindWorkerBinary(
+        configured, rollout::server::workers::WorkerBinaryCandidates());
+    if (!binary.ok()) return binary.status();
+    rollout::server::workers::WorkerPoolOptions options;
+    options.binary = *binary;
+    auto pool = rollout::server::workers::WorkerPool::Create(env, options);
+    if (!pool.ok()) return pool.status();
+    return std::unique_ptr<rollout::server::Dispatcher>(*std::move(pool));
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +97,8 @@ int main(int argc, char** argv) {
   options.overrides.listen = FlagOrEnv(FLAGS_listen, "ROLLOUTD_LISTEN");
   options.overrides.metrics_listen =
       FlagOrEnv(FLAGS_metrics_listen, "ROLLOUTD_METRICS_LISTEN");
+  options.dispatcher_factory = WorkerPoolFactory(
+      FlagOrEnv(FLAGS_worker_binary, "ROLLOUTD_WORKER_BINARY"));
 
   if (absl::GetFlag(FLAGS_check_config)) {
     auto manager = rollout::server::ConfigManager::Create(

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
@@ -54,6 +55,24 @@ void Warn(absl::string_view message) {
   std::cerr << "rolloutd: warning: " << message << std::endl;
 }
 
+// Lets the dispatcher trigger a health evaluation; the monitor is attached
+// after the dispatcher exists and detached before it stops.
+class HealthKick {
+ public:
+  void Attach(HealthMonitor* monitor) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    monitor_ = monitor;
+  }
+  void Kick() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (monitor_ != nullptr) monitor_->Evaluate();
+  }
+
+ private:
+  absl::Mutex mu_;
+  HealthMonitor* monitor_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
 }  // namespace
 
 // Members are destroyed in reverse order: the gRPC server (which references
@@ -62,6 +81,7 @@ struct RolloutServer::State {
   std::unique_ptr<ConfigManager> config;
   std::shared_ptr<prometheus::Registry> registry;
   std::unique_ptr<metrics::RolloutMetrics> metrics;
+  std::shared_ptr<HealthKick> health_kick = std::make_shared<HealthKick>();
   std::unique_ptr<Dispatcher> dispatcher;
   std::unique_ptr<Admission> admission;
   std::unique_ptr<PauseState> pause;
@@ -113,7 +133,8 @@ absl::StatusOr<std::unique_ptr<RolloutServer>> RolloutServer::Start(
                       "a worker reports the model"));
   }
 
-  DispatcherEnv dispatcher_env{snapshot, s->metrics.get(), env.model_dir};
+  DispatcherEnv dispatcher_env{snapshot, s->metrics.get(), env.model_dir,
+                               [kick = s->health_kick] { kick->Kick(); }};
   if (options.dispatcher_factory) {
     auto dispatcher = options.dispatcher_factory(dispatcher_env);
     if (!dispatcher.ok()) return dispatcher.status();
@@ -172,6 +193,7 @@ absl::StatusOr<std::unique_ptr<RolloutServer>> RolloutServer::Start(
                                               s->config.get(), s->metrics.get(),
                                               options.health_period);
   s->health->Start();
+  s->health_kick->Attach(s->health.get());
 
   if (snapshot->admin_token.empty() && !absl::StartsWith(c.listen(), "127.") &&
       !absl::StartsWith(c.listen(), "localhost:") &&
@@ -201,6 +223,7 @@ ConfigManager& RolloutServer::config() { return *state_->config; }
 void RolloutServer::Shutdown(absl::Duration grace) {
   if (state_->shut_down) return;
   state_->shut_down = true;
+  state_->health_kick->Attach(nullptr);
   state_->health->Stop();
   // NOT_SERVING for every service first, so balancers stop sending work.
   state_->grpc_server->GetHealthCheckService()->Shutdown();

@@ -30,6 +30,11 @@ struct DispatcherEnv {
   std::shared_ptr<const ConfigSnapshot> config;  // the start-up config
   metrics::RolloutMetrics* metrics = nullptr;    // outlives the dispatcher
   std::string model_dir;  // resolved model.path ("" if not found)
+  // The dispatcher calls this (any thread, holding none of its locks) when
+  // its State() changed in a way health cares about (a worker became ready
+  // or was lost): health is re-evaluated at once instead of at the next
+  // period. Set by RolloutServer; may be empty.
+  std::function<void()> state_changed;
 };
 
 using DispatcherFactory =
