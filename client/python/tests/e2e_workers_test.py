@@ -1,25 +1,22 @@
-"""End-to-end: the client and the example GRPO loop against rolloutd with its workers, serving the
-embedded tiny model (tests/data/tiny_qwen3_5) on the CPU.
-
-SKIPPED until rolloutd serves Generate (issue 5, worker processes behind rolloutd). They switch on
-by themselves once //worker:rollout-worker is in rolloutd's runfiles; workers_gate.py has the
-details and the overrides (--test_env=ROLLOUT_CLIENT_E2E=1, WORKERS_SERVE).
+"""End-to-end: the client and the example GRPO loop against rolloutd with its rollout-worker
+(both from the runfiles), serving the embedded tiny model (tests/data/tiny_qwen3_5) on the CPU:
+a group of n with logprobs, seeded reproducibility and exact ReplaySSM, streaming, Score, Abort,
+UpdateWeights with min_weight_version, and examples/grpo_loop.py for two iterations with one
+weight update.
 """
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import grpc
 import pytest
 
 import rollout_client
-from rollout_client import (FinishReason, HealthStatus, ReplaySsmMode, RetryPolicy,
+from rollout_client import (NO_RETRY, FinishReason, HealthStatus, ReplaySsmMode, RetryPolicy,
                             RolloutClient, RolloutError)
 from rolloutd import Rolloutd, checkpoint
-from workers_gate import REASON, workers_serve
-
-pytestmark = pytest.mark.skipif(not workers_serve(), reason=REASON)
 
 TOKEN = "e2e-token"
 CONFIG = "shutdown_grace_seconds: 5\n"
@@ -141,6 +138,27 @@ def test_update_weights_and_min_weight_version(server, client):
     with pytest.raises(RolloutError) as err:
         client.generate([1, 2], min_weight_version=updated.weight_version + 100)
     assert err.value.code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_a_full_queue_is_retried_until_admitted():
+    """rolloutd answers RESOURCE_EXHAUSTED while its admission queue is full; the client backs
+    off and retries until the running request ends and the call is admitted."""
+    config = CONFIG + "admission { max_queued_requests: 1 }\n"
+    with Rolloutd(config) as server, RolloutClient(server.endpoint, timeout=120) as client:
+        client.wait_ready(300)
+        small = dict(sampling={"max_tokens": 2})
+        with client.generate_stream([1, 2, 3], sampling={"max_tokens": 4000,
+                                                         "ignore_eos": True}) as running:
+            next(iter(running))  # admitted and producing tokens: the queue is full
+            with pytest.raises(RolloutError) as err:
+                client.generate([4, 5], retry=NO_RETRY, **small)
+            assert err.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "admission queue full" in err.value.message
+            threading.Timer(0.5, running.cancel).start()  # frees the queue in a while
+            patient = RetryPolicy(max_attempts=200, initial_backoff=0.05, max_backoff=0.2,
+                                  max_total_seconds=60)
+            result = client.generate([4, 5], retry=patient, **small)
+        assert result.attempts > 1 and result.n == 1 and result.completions[0].token_ids
 
 
 def test_grpo_loop_two_iterations_with_one_weight_update(server, tmp_path):

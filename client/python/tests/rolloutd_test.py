@@ -1,10 +1,9 @@
-"""The client against the real rolloutd binary: what rolloutd serves without workers (health,
+"""The client against the real rolloutd binary: the control plane and the error paths (health,
 GetServerInfo, request validation, the admin token, ReloadConfig, Pause/Resume, Abort, model-root
-checks), through the sync client, the asyncio client and the command line.
+checks, TLS), through the sync client, the asyncio client and the command line.
 
-The tests that need workers (Generate on the embedded model, the GRPO loop) are in
-e2e_workers_test.py; the checks here that expect "no worker is serving" flip with them
-(workers_gate.py).
+Generation itself (a group of n on the embedded model, streaming, Score, UpdateWeights, the GRPO
+loop) is in e2e_workers_test.py.
 """
 import asyncio
 import json
@@ -20,15 +19,11 @@ from rollout_client import (AsyncRolloutClient, ChannelConfig, ConfigChangeOutco
                             RetryPolicy, RolloutClient, RolloutError)
 from rollout_client.proto import config_pb2
 from rolloutd import Rolloutd, checkpoint
-from workers_gate import REASON, workers_serve
 
 TOKEN = "client-test-token"
 BASE_CONFIG = "shutdown_grace_seconds: 2\n"
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 FAST = RetryPolicy(max_attempts=3, initial_backoff=0.05, jitter=0.0)
-
-no_workers_only = pytest.mark.skipif(
-    workers_serve(), reason="rolloutd serves Generate now (workers_gate.workers_serve())")
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +40,9 @@ def client(server):
 
 def test_health(client):
     assert client.health() is HealthStatus.SERVING
-    status = client.health("rollout.v1.Rollout")
-    if workers_serve():
-        client.wait_ready(120)
-    else:
-        assert status is HealthStatus.NOT_SERVING  # no worker is ready
+    client.wait_ready(120)  # "rollout.v1.Rollout": a worker has loaded the model
+    assert client.health("rollout.v1.Rollout") is HealthStatus.SERVING
+    assert client.health("no.such.Service") is HealthStatus.SERVICE_UNKNOWN
 
 
 def test_server_info(client):
@@ -94,14 +87,6 @@ def test_stream_and_score_validation(client):
         client.score([1, 2], [[1, 5000]])
     assert err.value.code == INVALID and "completions.token_ids" in err.value.message
 
-
-@no_workers_only
-def test_generate_without_workers_is_unavailable_after_retries(client):
-    with pytest.raises(RolloutError) as err:
-        client.generate([1, 2, 3], n=2)
-    assert err.value.code == grpc.StatusCode.UNAVAILABLE
-    assert err.value.message == "no worker is serving"
-    assert err.value.attempts == 3  # retried: UNAVAILABLE is retryable
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token"])
@@ -177,13 +162,6 @@ def test_update_weights_checks_model_roots(client, tmp_path):
         client.update_weights("relative/path")
     assert err.value.code == INVALID
 
-
-@no_workers_only
-def test_update_weights_without_workers(client):
-    with pytest.raises(RolloutError) as err:
-        client.update_weights(checkpoint())
-    assert err.value.code == grpc.StatusCode.UNAVAILABLE
-    assert err.value.attempts == 1  # version 0: never retried
 
 
 def test_abort(client):
@@ -267,6 +245,4 @@ def test_cli(server):
 
 
 if __name__ == "__main__":
-    if not workers_serve():
-        print(f"note: end-to-end Generate tests are in e2e_workers_test.py ({REASON})")
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider", "-rs"]))
