@@ -32,6 +32,13 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
   return absl::FromChrono(deadline);
 }
 
+void AddRetryHint(grpc::CallbackServerContext* context,
+                  const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kResourceExhausted) return;
+  context->AddTrailingMetadata(kRetryPushbackKey,
+                               std::to_string(kRetryPushbackMs));
+}
+
 void RecordFinish(const ServiceEnv& env, absl::string_view rpc,
                   const absl::Status& status) {
   if (env.metrics == nullptr) return;

@@ -52,6 +52,15 @@ class CancelSlot {
 // The call's deadline (InfiniteFuture when the client set none).
 absl::Time DeadlineOf(const grpc::CallbackServerContext* context);
 
+// Trailing metadata of a RESOURCE_EXHAUSTED answer (admission queue full):
+// "grpc-retry-pushback-ms" (gRPC's retry pushback, gRFC A6), how long the
+// client should wait before retrying. Other statuses: nothing. Call before
+// Finish.
+inline constexpr char kRetryPushbackKey[] = "grpc-retry-pushback-ms";
+inline constexpr int kRetryPushbackMs = 1000;
+void AddRetryHint(grpc::CallbackServerContext* context,
+                  const absl::Status& status);
+
 // Counts a finished RPC (rollout_requests_total) and, for INVALID_ARGUMENT
 // with a field, the validation failure.
 void RecordFinish(const ServiceEnv& env, absl::string_view rpc,

@@ -68,6 +68,7 @@ class GenerateCall final
     auto admitted = AdmitGenerate(env, request, /*unary=*/true, absl::Now(),
                                   DeadlineOf(context));
     if (!admitted.ok()) {
+      AddRetryHint(context, admitted.status());
       Complete(admitted.status());
     } else {
       ticket_ = std::move(admitted->ticket);
@@ -120,6 +121,7 @@ class GenerateStreamCall final
     auto admitted = AdmitGenerate(env, request, /*unary=*/false, absl::Now(),
                                   DeadlineOf(context));
     if (!admitted.ok()) {
+      AddRetryHint(context, admitted.status());
       Complete(admitted.status());
     } else {
       ticket_ = std::move(admitted->ticket);
@@ -252,7 +254,10 @@ class ScoreCall final : public SelfDeletingReactor<grpc::ServerUnaryReactor> {
             rollout::v1::ScoreResponse* response)
       : env_(env), response_(response) {
     absl::Status status = Start(context, request);
-    if (!status.ok()) Complete(status);
+    if (!status.ok()) {
+      AddRetryHint(context, status);
+      Complete(status);
+    }
     Unref();
   }
 

@@ -304,11 +304,13 @@ void WorkerPool::WorkerLost(int index, uint64_t incarnation,
     Worker& w = workers_[index];
     // Its calls end with the process (their streams break); cancel them in
     // case the socket lingers, so they are re-run now.
+    int in_flight = w.incarnation == incarnation ? w.lost_calls : 0;
     for (const auto& [serial, call] : calls_) {
       const std::shared_ptr<Attempt>& a = call->attempt;
       if (a == nullptr || a->worker != index || a->incarnation != incarnation) {
         continue;
       }
+      ++in_flight;
       if (a->stream != nullptr) {
         actions.later.push_back([stream = a->stream] { stream->Cancel(); });
       }
@@ -316,6 +318,11 @@ void WorkerPool::WorkerLost(int index, uint64_t incarnation,
         actions.later.push_back(
             [unary = a->score] { unary->context.TryCancel(); });
       }
+    }
+    if (in_flight > 0) {
+      Log(absl::StrCat(
+          "worker ", index, ": ", in_flight,
+          " request(s) in flight on it are re-run from the start"));
     }
     wv1::WorkerInfo info = std::move(w.info);
     const bool was_ready = w.ready;

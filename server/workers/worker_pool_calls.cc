@@ -473,7 +473,10 @@ void WorkerPool::OnAttemptEnd(const std::shared_ptr<Call>& call,
     } else {
       // The worker is gone (or the call broke): do not route to it until it
       // answers again or is replaced, and run the call again.
-      if (same_process) w.suspect = true;
+      if (same_process) {
+        w.suspect = true;
+        ++w.lost_calls;
+      }
       RequeueLocked(call, FromGrpc(status), &actions);
       retire = false;
     }

@@ -116,6 +116,8 @@ struct WorkerPool::Worker {
   uint64_t last_steps = 0;
   bool stats_in_flight = false;
   absl::Time next_stats = absl::InfinitePast();
+  // Calls whose run on this process broke (re-run elsewhere), for the log.
+  int lost_calls = 0;
   // From its last stats.
   int running = 0;
   int waiting = 0;
