@@ -86,7 +86,7 @@ void Supervisor::CheckOnce(absl::Time now) {
                                 ? DescribeWaitStatus(**exited)
                                 : std::string(exited.status().message());
           if (!p.kill_reason.empty()) {
-            why = absl::StrCat(p.kill_reason, " (", why, ")");
+            why = absl::StrCat(why, " [", p.kill_reason, "]");
           }
           unlink(options_.socket_paths[i].c_str());
           lost.push_back(FailLocked(i, now, std::move(why)));

@@ -414,9 +414,9 @@ void WorkerPool::Tick(absl::Time now) {
   for (const Hung& h : hung) {
     supervisor_->Kill(
         h.index, h.incarnation,
-        absl::StrCat("no progress for ", absl::FormatDuration(h.idle),
-                     " while it had work (health.watchdog_seconds = ", watchdog,
-                     "); replacing it"));
+        absl::StrCat(
+            "progress watchdog: no progress for ", absl::FormatDuration(h.idle),
+            " while it had work (health.watchdog_seconds = ", watchdog, ")"));
   }
   {
     absl::MutexLock lock(&metrics_mu_);
