@@ -9,8 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
+#include "common/mutex.h"
 #include "common/status_macros.h"
 
 namespace rollout::worker {
@@ -53,7 +52,7 @@ class Inbox {
  public:
   // False when closed (the engine thread has stopped).
   bool Post(Command c) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return false;
     commands_.push_back(std::move(c));
     return true;
@@ -61,7 +60,7 @@ class Inbox {
   // Waits until a command arrives or `deadline`, then takes all commands.
   std::vector<Command> Take(bool wait, absl::Time deadline)
       ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (wait) {
       mu_.AwaitWithDeadline(absl::Condition(this, &Inbox::HasCommands),
                             deadline);
@@ -72,7 +71,7 @@ class Inbox {
   }
   // Closes and returns what was still queued.
   std::vector<Command> Close() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     std::vector<Command> out;
     out.swap(commands_);
@@ -83,7 +82,7 @@ class Inbox {
   bool HasCommands() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !commands_.empty();
   }
-  absl::Mutex mu_;
+  Mutex mu_;
   std::vector<Command> commands_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
@@ -149,7 +148,7 @@ class Executor::Impl {
 
   absl::Status Cancel(const std::string& id) {
     {
-      absl::MutexLock lock(&ids_mu_);
+      MutexLock lock(&ids_mu_);
       if (live_ids_.count(id) == 0) {
         return absl::NotFoundError(absl::StrCat("no live request ", id));
       }
@@ -185,7 +184,7 @@ class Executor::Impl {
   EngineStats Stats() const {
     EngineStats s;
     {
-      absl::MutexLock lock(&stats_mu_);
+      MutexLock lock(&stats_mu_);
       s = stats_;
     }
     s.weight_update_in_progress = update_in_progress_.load();
@@ -195,11 +194,11 @@ class Executor::Impl {
 
   void Shutdown(ShutdownMode mode) {
     {
-      absl::MutexLock lock(&ids_mu_);
+      MutexLock lock(&ids_mu_);
       accepting_ = false;
     }
     inbox_->Post(ShutdownCmd{mode});
-    absl::MutexLock lock(&join_mu_);
+    MutexLock lock(&join_mu_);
     if (thread_.joinable()) thread_.join();
   }
 
@@ -223,7 +222,7 @@ class Executor::Impl {
 
   // Assigns an id if empty and marks it live and waiting.
   absl::Status Reserve(std::string* id) ABSL_LOCKS_EXCLUDED(ids_mu_) {
-    absl::MutexLock lock(&ids_mu_);
+    MutexLock lock(&ids_mu_);
     if (!accepting_) {
       return Reject(absl::UnavailableError("executor is shutting down"));
     }
@@ -246,12 +245,12 @@ class Executor::Impl {
   }
 
   void Admitted(const std::string& id) ABSL_LOCKS_EXCLUDED(ids_mu_) {
-    absl::MutexLock lock(&ids_mu_);
+    MutexLock lock(&ids_mu_);
     waiting_ids_.erase(id);
   }
 
   void ForgetId(const std::string& id) ABSL_LOCKS_EXCLUDED(ids_mu_) {
-    absl::MutexLock lock(&ids_mu_);
+    MutexLock lock(&ids_mu_);
     live_ids_.erase(id);
     waiting_ids_.erase(id);
   }
@@ -379,7 +378,7 @@ class Executor::Impl {
 
   void PublishStats() ABSL_LOCKS_EXCLUDED(stats_mu_) {
     EngineStats s = engine_->stats();
-    absl::MutexLock lock(&stats_mu_);
+    MutexLock lock(&stats_mu_);
     stats_ = std::move(s);
   }
 
@@ -395,18 +394,18 @@ class Executor::Impl {
   // The executor's copy of the waiting bound, checked on the caller's thread
   // (the engine's own check then never fires for executor requests).
   const int max_waiting_groups_ = engine_->options().max_waiting_groups;
-  absl::Mutex ids_mu_;
+  Mutex ids_mu_;
   std::unordered_set<std::string> live_ids_ ABSL_GUARDED_BY(ids_mu_);
   std::unordered_set<std::string> waiting_ids_ ABSL_GUARDED_BY(ids_mu_);
   int64_t next_auto_id_ ABSL_GUARDED_BY(ids_mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(ids_mu_) = true;
 
-  mutable absl::Mutex stats_mu_;
+  mutable Mutex stats_mu_;
   EngineStats stats_ ABSL_GUARDED_BY(stats_mu_);
   std::atomic<bool> update_in_progress_{false};
   std::atomic<uint64_t> rejected_{0};
 
-  absl::Mutex join_mu_;  // serialises concurrent Shutdown calls
+  Mutex join_mu_;  // serialises concurrent Shutdown calls
   std::thread thread_;
 };
 
@@ -459,7 +458,7 @@ namespace {
 // callback: Notify() may still be running on the engine thread when the
 // waiter wakes, so the waiter must not own it alone.
 struct Waiter {
-  absl::Notification done;
+  Notification done;
   absl::Status status;
 };
 

@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
+#include "common/mutex.h"
 #include "gtest/gtest.h"
 #include "worker/engine/engine_test_util.h"
 #include "worker/engine/fake_backend.h"
@@ -24,13 +23,13 @@ class GatedBackend : public model::Backend {
 
   // Lets `n` more Forward calls run (-1: all from now on).
   void Grant(int n) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     permits_ = n < 0 ? -1 : std::max(permits_, 0) + n;
   }
   // Blocks until `n` Forward calls have started (their batch is built: the
   // requests in it are admitted).
   void AwaitStarted(int64_t n) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return started_ >= n;
     };
@@ -38,7 +37,7 @@ class GatedBackend : public model::Backend {
   }
   // Blocks until `n` Forward calls have completed.
   void AwaitForwards(int64_t n) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return completed_ >= n;
     };
@@ -68,7 +67,7 @@ class GatedBackend : public model::Backend {
   absl::Status Forward(const model::ForwardBatch& b,
                        model::ForwardOutput* out) override {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       ++started_;
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return permits_ != 0;
@@ -77,7 +76,7 @@ class GatedBackend : public model::Backend {
       if (permits_ > 0) --permits_;
     }
     absl::Status s = fake_.Forward(b, out);
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ++completed_;
     return s;
   }
@@ -96,7 +95,7 @@ class GatedBackend : public model::Backend {
 
  private:
   FakeBackend fake_;
-  absl::Mutex mu_;
+  Mutex mu_;
   int permits_ ABSL_GUARDED_BY(mu_) = -1;
   int64_t started_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
@@ -248,7 +247,7 @@ TEST(ExecutorTest, PauseKeepUpdateWeightsResume) {
   f.gate->AwaitForwards(3);
   // The engine thread is now blocked in the 4th Forward; the pause is applied
   // right after it.
-  auto paused = std::make_shared<absl::Notification>();
+  auto paused = std::make_shared<Notification>();
   f.exec->PauseAsync(PauseMode::kKeep, [paused](absl::Status st) {
     EXPECT_TRUE(st.ok()) << st;
     paused->Notify();
@@ -308,7 +307,7 @@ TEST(ExecutorTest, PauseAbortEndsAdmittedRequests) {
   auto s = f.exec->Enqueue(r);
   ASSERT_TRUE(s.ok());
   f.gate->AwaitForwards(2);
-  auto paused = std::make_shared<absl::Notification>();
+  auto paused = std::make_shared<Notification>();
   f.exec->PauseAsync(PauseMode::kAbort, [paused](absl::Status st) {
     EXPECT_TRUE(st.ok());
     paused->Notify();
@@ -396,7 +395,7 @@ TEST(ExecutorTest, ShutdownAbortEndsRequestsWithPartialTokens) {
   f.gate->AwaitForwards(2);
   // Freeze the request in flight (the pause lands after the step the engine
   // thread may be blocked in), then stop.
-  auto paused = std::make_shared<absl::Notification>();
+  auto paused = std::make_shared<Notification>();
   f.exec->PauseAsync(PauseMode::kKeep,
                      [paused](absl::Status) { paused->Notify(); });
   f.gate->Grant(1);
@@ -413,20 +412,20 @@ TEST(ExecutorTest, ListenerDrivenConsumer) {
   auto s = f.exec->Enqueue(MakeRequest("l", Prompt(5), 3, 7, 1.0f, 2));
   ASSERT_TRUE(s.ok());
   ResultStream* stream = s->get();
-  absl::Mutex mu;
+  Mutex mu;
   int finals = 0;
   bool done = false;
   stream->SetListener([&] {
     // Runs on the engine thread: pop without blocking.
     while (auto ev = stream->TryPop()) {
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       if (std::holds_alternative<CompletionResult>(*ev)) ++finals;
       if (std::holds_alternative<GroupSummary>(*ev)) done = true;
     }
   });
   f.gate->Grant(-1);
   {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     mu.Await(absl::Condition(&done));
     EXPECT_EQ(finals, 3);
   }

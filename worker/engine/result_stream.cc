@@ -12,7 +12,7 @@ ResultChannel::ResultChannel(std::string request_id, int num_completions)
 
 void ResultChannel::PushDelta(TokenDelta delta) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return;
     const int c = delta.completion_index;
     if (c < 0 || c >= static_cast<int>(pending_.size())) return;
@@ -38,7 +38,7 @@ void ResultChannel::PushDelta(TokenDelta delta) {
 
 void ResultChannel::PushCompletion(CompletionResult result) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return;
     buffered_tokens_ += static_cast<int64_t>(result.token_ids.size());
     order_.push_back({Kind::kCompletion, result.completion_index});
@@ -49,7 +49,7 @@ void ResultChannel::PushCompletion(CompletionResult result) {
 
 void ResultChannel::PushGroupDone(GroupSummary summary) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return;
     closed_ = true;
     summary_ = std::move(summary);
@@ -86,12 +86,12 @@ std::optional<StreamEvent> ResultChannel::PopLocked() {
 }
 
 std::optional<StreamEvent> ResultChannel::TryPop() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return PopLocked();
 }
 
 absl::StatusOr<StreamEvent> ResultChannel::Next(absl::Duration timeout) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !order_.empty() || done_;
   };
@@ -105,24 +105,24 @@ absl::StatusOr<StreamEvent> ResultChannel::Next(absl::Duration timeout) {
 }
 
 bool ResultChannel::done() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return done_;
 }
 
 int64_t ResultChannel::buffered_tokens() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return buffered_tokens_;
 }
 
 bool ResultChannel::closed() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return closed_;
 }
 
 void ResultChannel::SetListener(std::function<void()> listener) {
   bool has_events;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     listener_ = std::make_shared<std::function<void()>>(std::move(listener));
     has_events = !order_.empty();
   }
@@ -132,7 +132,7 @@ void ResultChannel::SetListener(std::function<void()> listener) {
 void ResultChannel::Notify() {
   std::shared_ptr<std::function<void()>> listener;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     listener = listener_;
   }
   // Called without the lock so the listener may pop.

@@ -33,8 +33,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "worker/engine/result.h"
 
 namespace rollout::worker {
@@ -74,7 +74,7 @@ class ResultChannel {
   void Notify() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string request_id_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::deque<Entry> order_ ABSL_GUARDED_BY(mu_);
   // Pending (not yet popped) delta per completion; has_delta_ marks whether
   // an Entry for it is queued.
