@@ -286,7 +286,7 @@ void RolloutMetrics::SetConfigGeneration(uint64_t generation) {
 }
 
 void RolloutMetrics::SetBuildInfo(const BuildInfo& build) {
-  absl::MutexLock lock(&build_info_mu_);
+  MutexLock lock(&build_info_mu_);
   if (build_info_ != nullptr) families_.build_info.Remove(build_info_);
   build_info_ = &families_.build_info.Add(BuildLabels(build));
   build_info_->Set(1);

@@ -28,7 +28,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "prometheus/collectable.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -167,7 +167,7 @@ class RolloutMetrics {
   prometheus::Gauge& progress_stalled_;
   prometheus::Gauge& queue_tokens_;
   prometheus::Gauge& frontend_waiting_;
-  absl::Mutex build_info_mu_;
+  Mutex build_info_mu_;
   prometheus::Gauge* build_info_ ABSL_GUARDED_BY(build_info_mu_) = nullptr;
 };
 
