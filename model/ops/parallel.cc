@@ -10,41 +10,41 @@ ThreadPool::ThreadPool(int num_threads) {
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::RunIndices() {
-  while (true) {
-    int i;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (next_ >= n_) return;
-      i = next_++;
-    }
-    (*fn_)(i);
+void ThreadPool::RunClaims(const std::function<void(int)>& fn, int n) {
+  for (int i = next_.fetch_add(1, std::memory_order_relaxed); i < n;
+       i = next_.fetch_add(1, std::memory_order_relaxed)) {
+    fn(i);
   }
 }
 
 void ThreadPool::WorkerLoop() {
   long seen = 0;
   while (true) {
+    const std::function<void(int)>* fn;
+    int n;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      MutexLock lock(&mu_);
+      auto woken = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || generation_ != seen;
+      };
+      mu_.Await(absl::Condition(&woken));
       if (stop_) return;
       seen = generation_;
+      // A worker that wakes after its job ended finds fn_ reset (nothing to
+      // do) or the next job already published (it joins that one).
+      fn = fn_;
+      n = n_;
       ++active_;
     }
-    RunIndices();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --active_;
-    }
-    done_cv_.notify_all();
+    if (fn != nullptr) RunClaims(*fn, n);
+    MutexLock lock(&mu_);
+    --active_;  // publishes this worker's outputs to ParallelFor's caller
   }
 }
 
@@ -54,17 +54,18 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int)>& fn) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     fn_ = &fn;
     n_ = n;
-    next_ = 0;
+    next_.store(0, std::memory_order_relaxed);
     ++generation_;
   }
-  work_cv_.notify_all();
-  RunIndices();
-  std::unique_lock<std::mutex> lock(mu_);
-  // Every index claimed and every worker that joined this job has left it.
-  done_cv_.wait(lock, [&] { return next_ >= n_ && active_ == 0; });
+  RunClaims(fn, n);
+  // Every index is claimed; wait until the workers that joined have left, so
+  // each claimed index has finished and its writes are visible here.
+  MutexLock lock(&mu_);
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_ == 0; };
+  mu_.Await(absl::Condition(&done));
   fn_ = nullptr;
 }
 

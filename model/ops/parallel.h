@@ -11,11 +11,13 @@
 #ifndef ROLLOUT_MODEL_OPS_PARALLEL_H_
 #define ROLLOUT_MODEL_OPS_PARALLEL_H_
 
-#include <condition_variable>
+#include <atomic>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 
 namespace rollout::model::ops {
 
@@ -34,19 +36,20 @@ class ThreadPool {
 
  private:
   void WorkerLoop();
-  void RunIndices();
+  // Claims and runs indices of the job (fn, n) until none is left.
+  void RunClaims(const std::function<void(int)>& fn, int n);
 
   std::vector<std::thread> workers_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  // Current job (guarded by mu_ for publication; next_ is claimed under mu_).
-  const std::function<void(int)>* fn_ = nullptr;
-  int n_ = 0;
-  int next_ = 0;
-  int active_ = 0;  // workers inside the current job
-  long generation_ = 0;
-  bool stop_ = false;
+  Mutex mu_;
+  // The current job, published under mu_ with a new generation_. Indices are
+  // claimed from next_ without the lock (an atomic counter): claiming under
+  // the mutex would wake every idle worker on each index.
+  const std::function<void(int)>* fn_ ABSL_GUARDED_BY(mu_) = nullptr;
+  int n_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<int> next_{0};
+  int active_ ABSL_GUARDED_BY(mu_) = 0;  // workers inside the current job
+  long generation_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Runs fn over [0, n) on `pool`, or inline when pool is null.
