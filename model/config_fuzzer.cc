@@ -1,6 +1,7 @@
 // libFuzzer entry point for config.json parsing: any text gives a validated
-// ModelConfig or an error, never a crash. Build like safetensors_fuzzer.cc
-// (add model/config.cc; seed it with tests/data/*/config.json).
+// ModelConfig or an error, never a crash. Built and run like
+// safetensors_fuzzer.cc; seeds: model/fuzz_corpus/config (the tiny models'
+// config.json files).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -2,14 +2,10 @@
 // must give a header whose tensors lie inside the input, or an error; never a
 // crash, hang or sanitizer report.
 //
-// With clang's libFuzzer (Debian clang-14 + libclang-rt-14-dev):
-//   clang++-14 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
-//     model/safetensors_fuzzer.cc model/safetensors.cc model/json_util.cc \
-//     model/dtype.cc $(pkg-config --libs absl_status absl_statusor \
-//     absl_strings absl_str_format) -o /tmp/safetensors_fuzzer
-//   /tmp/safetensors_fuzzer -max_total_time=600 -max_len=4096
-// Under Bazel (gcc), safetensors_fuzzer_test drives the same entry point
-// with random and mutated inputs.
+// Built and run by cc_fuzz_test (bazel/fuzz.bzl): the corpus model/fuzz_corpus/
+// safetensors replays in the normal suite; --config=asan fuzzes it for 60 s
+// with libFuzzer + ASan/UBSan; tools/fuzz.sh model:safetensors_fuzzer <secs>
+// runs longer.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
