@@ -28,21 +28,30 @@ float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 // S: [V, K] (K contiguous); q, k: [K]; v, o: [V].
 void HeadStep(int V, int K, const float* q, const float* k, const float* v,
               float g, float beta, float* S, float* o) {
-  const float alpha = std::exp(g);
+  // Each state element is computed in double from the fp32 state and rounded
+  // once (alpha S + d k^T), like ChunkedForward: the decay and the update are
+  // not rounded separately.
+  const double alpha = std::exp(static_cast<double>(g));
   for (int vi = 0; vi < V; ++vi) {
     float* row = S + static_cast<size_t>(vi) * K;
-    for (int c = 0; c < K; ++c) row[c] *= alpha;
-    const float d = beta * (v[vi] - static_cast<float>(Dot(row, k, K)));
-    for (int c = 0; c < K; ++c) row[c] += d * k[c];
-    o[vi] = static_cast<float>(Dot(row, q, K));
+    const double d = beta * (v[vi] - alpha * Dot(row, k, K));
+    double oq = 0.0;
+    for (int c = 0; c < K; ++c) {
+      const double s = alpha * row[c] + d * k[c];
+      row[c] = static_cast<float>(s);
+      oq += s * q[c];
+    }
+    o[vi] = static_cast<float>(oq);
   }
 }
 
 // Ring weights of one value head with n committed entries: w[j] =
 // exp(sum_{i=j+1..n-1} g_i) (suffix sums: no cancellation, all <= 1) and the
 // checkpoint decay exp(sum_{i<n} g_i), which is returned.
-float RingWeights(const float* ring_g_head, int n, float* w) {
-  float s = 0.0f;
+double RingWeights(const float* ring_g_head, int n, double* w) {
+  // In double: the plain path applies one exact-in-double decay per step, so
+  // fp32 prefix sums here would be a systematic ~1e-6 scale difference.
+  double s = 0.0;
   for (int j = n - 1; j >= 0; --j) {
     w[j] = std::exp(s);
     s += ring_g_head[j];
@@ -52,15 +61,15 @@ float RingWeights(const float* ring_g_head, int n, float* w) {
 
 // S <- A S + sum_{j<n} w_j d_j k_j^T for one value head. S: [V, K];
 // ring_k_head: [L, K] of its key head; ring_d_head: [L, V].
-void FoldHead(int V, int K, int n, float A, const float* w,
+void FoldHead(int V, int K, int n, double A, const double* w,
               const float* ring_k_head, const float* ring_d_head, float* S) {
   if (n == 0) return;
   for (int vi = 0; vi < V; ++vi) {
     float* row = S + static_cast<size_t>(vi) * K;
     for (int c = 0; c < K; ++c) {
-      double acc = static_cast<double>(A) * row[c];
+      double acc = A * row[c];
       for (int j = 0; j < n; ++j) {
-        acc += static_cast<double>(w[j]) * ring_d_head[j * V + vi] *
+        acc += w[j] * ring_d_head[j * V + vi] *
                ring_k_head[static_cast<size_t>(j) * K + c];
       }
       row[c] = static_cast<float>(acc);
@@ -268,7 +277,7 @@ bool ReplayStep(const GdnDims& dims, int L, int write_pos, bool force_flush,
   const int n = write_pos;
   assert(L >= 1 && n >= 0 && n < L);
   const bool flush = force_flush || n == L - 1;
-  std::vector<float> w(L > 0 ? L : 1);
+  std::vector<double> w(L > 0 ? L : 1);
   std::vector<double> cq(n), ck(n);
   for (int h = 0; h < HV; ++h) {
     const int kh = h / r;
@@ -279,7 +288,7 @@ bool ReplayStep(const GdnDims& dims, int L, int write_pos, bool force_flush,
     float* rg = ring_g + static_cast<size_t>(h) * L;             // [L]
     float* C = checkpoint + static_cast<size_t>(h) * V * K;      // [V, K]
     float* oh = o + static_cast<size_t>(h) * V;
-    const float A = RingWeights(rg, n, w.data());
+    const double A = RingWeights(rg, n, w.data());
     if (flush) {
       // Materialise S_{t-1} in place, then the plain step writes S_t.
       FoldHead(V, K, n, A, w.data(), rk, rd, C);
@@ -324,9 +333,9 @@ void ReplayFold(const GdnDims& dims, int L, int write_pos, float* checkpoint,
   const int r = HV / H;
   const int n = write_pos;
   assert(L >= 1 && n >= 0 && n <= L);
-  std::vector<float> w(L > 0 ? L : 1);
+  std::vector<double> w(L > 0 ? L : 1);
   for (int h = 0; h < HV; ++h) {
-    const float A =
+    const double A =
         RingWeights(ring_g + static_cast<size_t>(h) * L, n, w.data());
     FoldHead(V, K, n, A, w.data(), ring_k + static_cast<size_t>(h / r) * L * K,
              ring_d + static_cast<size_t>(h) * L * V,

@@ -67,12 +67,16 @@ TEST_P(CpuEngineGoldenTest, GreedyEqualsGoldenOnAndOffInOneBatch) {
           std::max(worst_golden, std::fabs(double{a.logprobs[t]} - ref));
     }
   }
-  // Issue 4 asks for 1e-5. Measured on the CPU backend (fp32, 40 greedy
-  // tokens after prompts of 1..131): up to 3.7e-5, scattered, not growing
-  // with length: the rounding noise of the ring's reassociated fp32 sums
-  // (the backend's own test bounds ON vs OFF logits by 1e-5 * max |logit|,
-  // ~1.6e-4 here). Engine vs transformers differs by ~1e-4 for comparison.
-  EXPECT_LE(worst_on_off, 5e-5) << "ReplaySSM ON vs OFF logprobs";
+  // Issue 4 asks for 1e-5. Measured on the CPU backend (fp32 state, 40 greedy
+  // tokens after prompts of 1..131): 8e-6 (qwen3_5) to 2.4e-5 (qwen3_next,
+  // qwen3_5_moe), scattered, not growing with length. That is the fp32 noise
+  // floor of these models, not a ReplaySSM error: merely changing the prefill
+  // chunk size (exact math, other rounding) moves OFF logprobs by up to
+  // 1.7e-5 (ChunkSizeInvariance below), and engine vs transformers differs
+  // by ~1e-4. Both paths round the fp32 state at different points (plain:
+  // every step; ring: d_j and the checkpoint), so they cannot agree closer
+  // than the state's own rounding amplified through the layers.
+  EXPECT_LE(worst_on_off, 3e-5) << "ReplaySSM ON vs OFF logprobs";
   EXPECT_LE(worst_golden, 2e-3) << "engine vs transformers logprobs";
   RecordProperty("max_on_off_logprob_diff", absl::StrCat(worst_on_off));
   RecordProperty("max_golden_logprob_diff", absl::StrCat(worst_golden));
@@ -84,5 +88,54 @@ INSTANTIATE_TEST_SUITE_P(TinyModels, CpuEngineGoldenTest,
                          ::testing::Values("tiny_qwen3_next", "tiny_qwen3_5",
                                            "tiny_qwen3_5_moe"));
 
+}  // namespace
+}  // namespace rollout::worker
+
+namespace rollout::worker {
+namespace {
+// The fp32 noise floor: the same greedy OFF decode with the prompt prefilled
+// whole or in chunks of 16 (the same math, other rounding).
+class ChunkSizeInvarianceTest : public ::testing::TestWithParam<const char*> {};
+TEST_P(ChunkSizeInvarianceTest, OffLogprobsBarelyMove) {
+  const std::string dir = absl::StrCat("tests/data/", GetParam());
+  absl::StatusOr<Golden> golden = LoadGolden(dir);
+  ASSERT_TRUE(golden.ok());
+  std::vector<std::vector<float>> lp[2];
+  for (int variant = 0; variant < 2; ++variant) {
+    EngineOptions o = TinyEngineOptions();
+    o.prefill_chunk_tokens = variant == 0 ? 256 : 16;
+    auto engine = MakeCpuEngine(dir, o);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    std::vector<std::shared_ptr<ResultChannel>> ch;
+    for (size_t i = 0; i < golden->prompts.size(); ++i) {
+      GroupRequest r;
+      r.request_id = absl::StrCat("p", i);
+      r.prompt = golden->prompts[i];
+      r.n = 1;
+      r.sampling.temperature = 0.0f;
+      r.sampling.max_tokens = 40;
+      r.sampling.ignore_eos = true;
+      r.replay_ssm = ReplayMode::kOff;
+      ch.push_back(SubmitOrDie(**engine, std::move(r)));
+    }
+    RunToIdle(**engine);
+    for (auto& c : ch) {
+      CompletionResult r = Results(*c).completions.at(0);
+      EXPECT_EQ(r.token_ids, golden->greedy_tokens[lp[variant].size()]);
+      lp[variant].push_back(r.logprobs);
+    }
+  }
+  double worst = 0;
+  for (size_t i = 0; i < lp[0].size(); ++i)
+    for (size_t t = 0; t < lp[0][i].size(); ++t)
+      worst = std::max(worst, double{std::fabs(lp[0][i][t] - lp[1][i][t])});
+  std::printf("%s: OFF chunk256 vs chunk16 max logprob diff %.3g\n", GetParam(),
+              worst);
+  RecordProperty("max_chunking_logprob_diff", absl::StrCat(worst));
+  EXPECT_LE(worst, 3e-5);
+}
+INSTANTIATE_TEST_SUITE_P(TinyModels, ChunkSizeInvarianceTest,
+                         ::testing::Values("tiny_qwen3_next", "tiny_qwen3_5",
+                                           "tiny_qwen3_5_moe"));
 }  // namespace
 }  // namespace rollout::worker
