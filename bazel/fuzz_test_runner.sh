@@ -42,10 +42,15 @@ cov_init=$(grep -oE "INITED cov: [0-9]+" "$log" | grep -oE "[0-9]+$" | head -1)
 cov_done=$(grep -oE "DONE +cov: [0-9]+" "$log" | grep -oE "[0-9]+$" | tail -1)
 ft_init=$(grep -oE "INITED cov: [0-9]+ ft: [0-9]+" "$log" | grep -oE "[0-9]+$" | head -1)
 ft_done=$(grep -oE "DONE +cov: [0-9]+ ft: [0-9]+" "$log" | grep -oE "[0-9]+$" | tail -1)
-execs=$(grep -oE "stat::number_of_executed_units: [0-9]+" "$log" | grep -oE "[0-9]+$")
+execs=$(grep -oE "stat::number_of_executed_units: [0-9]+" "$log" | grep -oE "[0-9]+$" | head -1)
 echo "coverage: ${cov_init:-?} -> ${cov_done:-?} edges, features ${ft_init:-?} -> ${ft_done:-?}, ${execs:-?} executions"
 if [ -z "$cov_done" ] || [ "$cov_done" -lt "$min_cov" ]; then
   echo "FAIL: coverage ${cov_done:-none} below the floor $min_cov: the target does not reach the code it fuzzes"
+  exit 1
+fi
+# The run explored beyond its seeds (libFuzzer kept inputs with new features).
+if [ -z "$ft_done" ] || [ -z "$ft_init" ] || [ "$ft_done" -le "$ft_init" ]; then
+  echo "FAIL: no new coverage features in ${seconds}s (${ft_init:-?} -> ${ft_done:-?}): the mutations do not get anywhere"
   exit 1
 fi
 exit 0

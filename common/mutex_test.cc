@@ -34,9 +34,12 @@ TEST(MutexTest, TryLockFailsWhileAnotherThreadHoldsIt) {
   std::thread([&] { got = mu.TryLock(); }).join();
   EXPECT_FALSE(got);
   mu.Unlock();
+  got = false;
   std::thread([&] {
-    got = mu.TryLock();
-    if (got) mu.Unlock();
+    if (mu.TryLock()) {
+      got = true;
+      mu.Unlock();
+    }
   }).join();
   EXPECT_TRUE(got);
 }

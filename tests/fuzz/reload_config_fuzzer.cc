@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/util/field_comparator.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "rollout/v1/admin.pb.h"
@@ -85,6 +86,10 @@ void SanitizeFiles(v1::ServerConfig* config) {
 
 void FuzzReload(v1::ReloadConfigRequest request) {
   if (request.has_config()) SanitizeFiles(request.mutable_config());
+  // libFuzzer learns kToken from the comparisons below and writes it into
+  // inputs (e.g. as the listen address, which the report then echoes): the
+  // leak check only means something when the input does not hold the token.
+  const bool input_has_token = absl::StrContains(request.DebugString(), kToken);
   absl::StatusOr<std::unique_ptr<ConfigManager>> manager =
       ConfigManager::Create({});  // built-in defaults, generation 1
   FUZZ_CHECK(manager.ok());
@@ -114,9 +119,10 @@ void FuzzReload(v1::ReloadConfigRequest request) {
                  out.report.changes(i).field());
     }
   }
-  const std::string report_text = out.report.DebugString();
-  FUZZ_CHECK(!absl::StrContains(report_text, kToken));
-  FUZZ_CHECK(!absl::StrContains(out.status.message(), kToken));
+  if (!input_has_token) {
+    FUZZ_CHECK(!absl::StrContains(out.report.DebugString(), kToken));
+    FUZZ_CHECK(!absl::StrContains(out.status.message(), kToken));
+  }
 }
 
 void FuzzConfigText(absl::string_view text, ConfigFormat format, bool dry_run) {
@@ -144,6 +150,12 @@ void FuzzConfigText(absl::string_view text, ConfigFormat format, bool dry_run) {
 
 }  // namespace
 }  // namespace rollout::server
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  // Parse errors of invalid UTF-8 strings are expected by the thousand.
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using rollout::server::ConfigFormat;

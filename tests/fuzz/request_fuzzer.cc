@@ -20,6 +20,7 @@
 
 #include "absl/random/bit_gen_ref.h"
 #include "absl/status/status.h"
+#include "google/protobuf/stubs/logging.h"
 #include "rollout/v1/admin.pb.h"
 #include "rollout/v1/config.pb.h"
 #include "rollout/v1/rollout.pb.h"
@@ -153,6 +154,12 @@ void FuzzSimple(const uint8_t* data, size_t size, Validate validate) {
 
 }  // namespace
 }  // namespace rollout::server
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  // Parse errors of invalid UTF-8 strings are expected by the thousand.
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace rollout::server;  // NOLINT: entry point
