@@ -350,7 +350,8 @@ void WorkerPool::StartAttempt(const std::shared_ptr<Call>& call,
   {
     absl::MutexLock lock(&mu_);
     attempt->stream = stream;
-    cancel_now = call->cancelled && !attempt->ended;
+    // Cancelled, or already failed (e.g. a diverging re-run) meanwhile.
+    cancel_now = (call->cancelled || call->retired) && !attempt->ended;
   }
   if (cancel_now) stream->Cancel();
 }
@@ -413,8 +414,10 @@ void WorkerPool::OnGenerateEvent(const std::shared_ptr<Call>& call,
   // The client must not get two versions of a completion: fail the call and
   // stop the worker's run of it.
   Actions actions;
+  std::shared_ptr<WorkerGenerateCall> stream;
   {
     absl::MutexLock lock(&mu_);
+    stream = attempt->stream;
     if (call->attempt == attempt && !call->retired) {
       ReleaseLocked(*call);
       call->end = Call::End::kError;
@@ -423,7 +426,7 @@ void WorkerPool::OnGenerateEvent(const std::shared_ptr<Call>& call,
       DispatchLocked(&actions);
     }
   }
-  if (attempt->stream != nullptr) attempt->stream->Cancel();
+  if (stream != nullptr) stream->Cancel();
   Run(std::move(actions));
 }
 
