@@ -100,7 +100,7 @@ void Supervisor::CheckOnce(absl::Time now) {
               p.timeout_killed = true;
               p.kill_reason = absl::StrCat(
                   "not ready within workers.startup_timeout_seconds (",
-                  absl::FormatDuration(options_.startup_timeout), "); killed");
+                  absl::FormatDuration(options_.startup_timeout), ")");
               kill(p.pid, SIGKILL);
             }
           } else if (!p.probing && now >= p.next_probe &&
