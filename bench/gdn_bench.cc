@@ -1,19 +1,26 @@
 // GDN decode kernels benchmark (a program, not a test).
 //
-// For each head shape (H/HV = 16/32 and 16/16) and batch (1 ... 1024):
-//   - packed decode, every tile and the auto choice;
-//   - ReplaySSM L = 16 (fp32 ring: every tile; bf16 ring: auto), averaged over
-//     a full ring cycle and split into non-flush / flush steps;
+// First the memory-pattern microbenchmarks (rmw_micro.h: which access pattern
+// reaches the copy ceiling for an in-place update). Then, for each head shape
+// (H/HV = 16/32 and 16/16) and batch (1 ... 1024):
+//   - packed decode: every tile, the auto choice (tile and L2 state policy),
+//     auto with the plain policy, with programmatic dependent launch, and on
+//     contiguous slot sets (the peers' layout) instead of scattered ones;
+//   - ReplaySSM L = 16 (fp32 ring: every tile and the same variants; bf16
+//     ring: auto), averaged over a full ring cycle and split into non-flush /
+//     flush steps;
 //   - mixed ON/OFF batches: OFF rows in the replay launch vs a separate packed
 //     launch.
 // Method (as ../shared/docs/peer_baseline.md): a CUDA graph of back-to-back
 // calls whose slot sets rotate over >= 256 MiB of state (state always comes
-// from HBM), median over replays, µs per call = replay time / calls. The
-// copy / in-place / read-only bandwidth ceilings are measured in the same run.
+// from HBM; slots scattered over the pool unless noted), median over replays,
+// µs per call = replay time / calls. The copy / in-place / read-only
+// bandwidth ceilings are measured in the same run.
 // Effective bandwidth counts the algorithmic minimum bytes: fp32 state read
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
-//   gdn_bench [--json=PATH] [--quick]
+//   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro]
+// --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -29,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "bench/bench_kernels.h"
+#include "bench/rmw_micro.h"
 #include "gdn/conv.h"
 #include "gdn/decode.h"
 #include "gdn/prefill.h"
@@ -155,6 +163,7 @@ struct Setup {
   int conv_dim = 0;
   float* state = nullptr;          // [num_slots, HV, V, K]
   int32_t* sets = nullptr;         // [nsets, B] scattered disjoint slots
+  int32_t* sets_lin = nullptr;     // [nsets, B] set s = slots s*B .. s*B+B-1
   int32_t* half_on = nullptr;      // [nsets, B/2] even rows of each set
   int32_t* half_off = nullptr;     // [nsets, B/2] odd rows
   int32_t* mixed_rings = nullptr;  // [nsets, B] slot or -1 (odd rows OFF)
@@ -173,9 +182,10 @@ struct Setup {
   void Free() {
     for (void* p :
          {static_cast<void*>(state), static_cast<void*>(sets),
-          static_cast<void*>(half_on), static_cast<void*>(half_off),
-          static_cast<void*>(mixed_rings), static_cast<void*>(cursors),
-          static_cast<void*>(qkv), static_cast<void*>(a), static_cast<void*>(b),
+          static_cast<void*>(sets_lin), static_cast<void*>(half_on),
+          static_cast<void*>(half_off), static_cast<void*>(mixed_rings),
+          static_cast<void*>(cursors), static_cast<void*>(qkv),
+          static_cast<void*>(a), static_cast<void*>(b),
           static_cast<void*>(A_log), static_cast<void*>(dt_bias),
           static_cast<void*>(o), ring_k, ring_d, static_cast<void*>(ring_g)}) {
       if (p != nullptr) CK(cudaFree(p));
@@ -225,6 +235,13 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
   }
   st.sets = Alloc<int32_t>(perm.size());
   CK(cudaMemcpy(st.sets, perm.data(), perm.size() * 4, cudaMemcpyHostToDevice));
+  {
+    std::vector<int32_t> lin(perm.size());
+    std::iota(lin.begin(), lin.end(), 0);
+    st.sets_lin = Alloc<int32_t>(lin.size());
+    CK(cudaMemcpy(st.sets_lin, lin.data(), lin.size() * 4,
+                  cudaMemcpyHostToDevice));
+  }
   st.mixed_rings = Alloc<int32_t>(mixed.size());
   CK(cudaMemcpy(st.mixed_rings, mixed.data(), mixed.size() * 4,
                 cudaMemcpyHostToDevice));
@@ -263,11 +280,16 @@ struct Variant {
   bool pdl = false;   // programmatic dependent launch
   bool cs = false;    // evict-first state stores
   bool stage = true;  // ReplaySSM: ring staged in shared memory
+  gdn::DecodeStatePolicy policy = gdn::DecodeStatePolicy::kAuto;
+  bool linear = false;  // contiguous slot sets instead of scattered ones
   std::string Name() const {
     std::string n = gdn::DecodeTileName(tile);
     if (pdl) n += "+pdl";
     if (cs) n += "+cs";
     if (!stage) n += "+unstaged";
+    if (policy == gdn::DecodeStatePolicy::kDefault) n += "+plain";
+    if (policy == gdn::DecodeStatePolicy::kEvictLast) n += "+el";
+    if (linear) n += "+linear";
     return n;
   }
 };
@@ -295,6 +317,7 @@ gdn::GdnDecodeParams StepParams(const Setup& st, const int32_t* slots, int B,
   p.tile = var.tile;
   p.pdl = var.pdl;
   p.stream_stores = var.cs;
+  p.state_policy = var.policy;
   return p;
 }
 
@@ -358,7 +381,11 @@ struct Runner {
     cudaGraphExec_t g = Capture(s, [&] {
       for (int i = 0; i < calls; ++i) {
         OK(gdn::LaunchGdnPackedDecode(
-            StepParams(st, st.sets + (i % st.nsets) * st.B, st.B, var), s));
+            StepParams(
+                st,
+                (var.linear ? st.sets_lin : st.sets) + (i % st.nsets) * st.B,
+                st.B, var),
+            s));
       }
     });
     const double ms = TimeGraph(g);
@@ -408,7 +435,7 @@ struct Runner {
 
   Cycle Replay(const Setup& st, const Variant& var) {
     return RingCycle(st, [&](int set, const int32_t* cursor) {
-      const int32_t* slots = st.sets + set * st.B;
+      const int32_t* slots = (var.linear ? st.sets_lin : st.sets) + set * st.B;
       OK(gdn::LaunchGdnReplayDecode(
           ReplayParams(st, slots, slots, cursor, st.B, var), s));
     });
@@ -540,15 +567,21 @@ json BenchConvDecode(Runner& r, int HV, int B) {
 
 int Main(int argc, char** argv) {
   std::string json_path;
-  bool quick = false;
+  bool quick = false, micro_only = false, micro = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--json=", 0) == 0) {
       json_path = a.substr(7);
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--micro") {
+      micro_only = true;
+    } else if (a == "--no-micro") {
+      micro = false;
     } else {
-      std::fprintf(stderr, "usage: gdn_bench [--json=PATH] [--quick]\n");
+      std::fprintf(stderr,
+                   "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
+                   "[--no-micro]\n");
       return 2;
     }
   }
@@ -558,14 +591,35 @@ int Main(int argc, char** argv) {
               prop.multiProcessorCount, prop.l2CacheSize >> 20);
   Runner r;
   CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
+  json out;
+  out["device"] = prop.name;
+  out["sms"] = prop.multiProcessorCount;
+  auto write_json = [&] {
+    if (!json_path.empty()) {
+      std::ofstream f(json_path);
+      f << out.dump(1) << "\n";
+    }
+  };
+  // Memory-pattern microbenchmarks (rmw_micro.h): which access pattern reaches
+  // the copy ceiling for an in-place read-modify-write.
+  std::vector<MicroResult> micro_res;
+  if (micro || micro_only) {
+    micro_res = RunRmwMicro(r.s, 2ull << 30, 7);
+    json& m = out["micro"];
+    for (const MicroResult& x : micro_res) {
+      m.push_back(
+          {{"name", x.name}, {"gbps", x.gbps}, {"ms", x.ms}, {"ok", x.ok}});
+    }
+  }
+  if (micro_only) {
+    write_json();
+    return 0;
+  }
   const Ceilings ceil = MeasureCeilings(r.s, r.ev);
   std::printf(
       "ceilings: copy %.0f GB/s, in-place rmw %.0f GB/s (evict-first %.0f), "
       "read-only %.0f GB/s\n",
       ceil.copy_gbps, ceil.rmw_gbps, ceil.rmw_cs_gbps, ceil.read_gbps);
-  json out;
-  out["device"] = prop.name;
-  out["sms"] = prop.multiProcessorCount;
   out["ceilings_gbps"] = {{"copy", ceil.copy_gbps},
                           {"rmw", ceil.rmw_gbps},
                           {"rmw_evict_first", ceil.rmw_cs_gbps},
@@ -577,11 +631,11 @@ int Main(int argc, char** argv) {
             : std::vector<int>{1, 8, 32, 64, 128, 256, 512, 1024};
   struct Row {
     int hv = 0, batch = 0;
-    double p_auto = 0, p_pct = 0, p_best = 1e30, p_cs = 0, p_pdl = 0,
-           p_best_pdl = 0;
+    double p_auto = 0, p_pct = 0, p_best = 1e30, p_plain = 0, p_pdl = 0,
+           p_best_pdl = 0, p_lin = 0;
     std::string p_tile;
-    double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_unstaged = 0,
-           r_pdl = 0, r_best_pdl = 0, r_bf16 = 0;
+    double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_pdl = 0,
+           r_best_pdl = 0, r_lin = 0, r_bf16 = 0;
     std::string r_tile;
     double same = 0, split = 0;
   };
@@ -621,7 +675,8 @@ int Main(int argc, char** argv) {
              {"variant", v.Name()},
              {"tile", gdn::DecodeTileName(v.tile)},
              {"pdl", v.pdl},
-             {"cs", v.cs},
+             {"policy", static_cast<int>(v.policy)},
+             {"linear_slots", v.linear},
              {"us", us},
              {"bytes", pb},
              {"gbps", gbps},
@@ -637,6 +692,8 @@ int Main(int argc, char** argv) {
              {"tile", gdn::DecodeTileName(v.tile)},
              {"pdl", v.pdl},
              {"stage", v.stage},
+             {"policy", static_cast<int>(v.policy)},
+             {"linear_slots", v.linear},
              {"L", kL},
              {"cycle_us", c.cycle_us},
              {"nonflush_us", c.nonflush_us},
@@ -646,7 +703,7 @@ int Main(int argc, char** argv) {
              {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
         return c;
       };
-      // Packed decode: every tile (plain stores, no PDL), then variants.
+      // Packed decode: every tile (no PDL), then variants.
       DecodeTile best_p = DecodeTile::kAuto;
       for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
         Variant v;
@@ -662,10 +719,13 @@ int Main(int argc, char** argv) {
         Variant v;
         row.p_auto = packed(v);
         row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
-        v.cs = true;
-        row.p_cs = packed(v);
+        v.policy = gdn::DecodeStatePolicy::kDefault;
+        row.p_plain = packed(v);
+        v = Variant();
+        v.linear = true;
+        row.p_lin = packed(v);
         if (pdl_ok) {
-          v.cs = false;
+          v = Variant();
           v.pdl = true;
           row.p_pdl = packed(v);
           v.tile = best_p;
@@ -691,10 +751,10 @@ int Main(int argc, char** argv) {
         row.r_auto = c.cycle_us;
         row.r_nf = c.nonflush_us;
         row.r_f = c.flush_us;
-        v.stage = false;
-        row.r_unstaged = replay(v, DType::kFp32).cycle_us;
+        v.linear = true;
+        row.r_lin = replay(v, DType::kFp32).cycle_us;
         if (pdl_ok) {
-          v.stage = true;
+          v = Variant();
           v.pdl = true;
           row.r_pdl = replay(v, DType::kFp32).cycle_us;
           v.tile = best_r;
@@ -714,16 +774,18 @@ int Main(int argc, char** argv) {
       st.AllocRing(DType::kBf16, r.s);
       row.r_bf16 = replay(Variant(), DType::kBf16).cycle_us;
       std::printf(
-          "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; cs %.2f; "
-          "pdl %.2f / %.2f) | replay auto %.2f us (nf %.2f, f %.2f; best %s "
-          "%.2f; unstaged %.2f; pdl %.2f / %.2f) | bf16 ring %.2f\n",
+          "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; plain "
+          "policy %.2f; pdl %.2f / %.2f; linear %.2f) | replay auto %.2f us "
+          "(nf %.2f, f %.2f; best %s %.2f; pdl %.2f / %.2f; linear %.2f) | "
+          "bf16 ring %.2f\n",
           HV, B, row.p_auto, row.p_pct, row.p_tile.c_str(), row.p_best,
-          row.p_cs, row.p_pdl, row.p_best_pdl, row.r_auto, row.r_nf, row.r_f,
-          row.r_tile.c_str(), row.r_best, row.r_unstaged, row.r_pdl,
-          row.r_best_pdl, row.r_bf16);
+          row.p_plain, row.p_pdl, row.p_best_pdl, row.p_lin, row.r_auto,
+          row.r_nf, row.r_f, row.r_tile.c_str(), row.r_best, row.r_pdl,
+          row.r_best_pdl, row.r_lin, row.r_bf16);
       std::fflush(stdout);
       table.push_back(row);
       st.Free();
+      write_json();  // partial results survive a timeout
     }
   }
   for (int HV : {32, 16}) {
@@ -731,31 +793,35 @@ int Main(int argc, char** argv) {
     recs.push_back(BenchPrefill(r, HV, 1, 4096));
     recs.push_back(BenchPrefill(r, HV, 64, 256));
   }
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << out.dump(1) << "\n";
+  write_json();
+  if (!micro_res.empty()) {
+    std::printf(
+        "\n== memory patterns (2 GiB, in place unless copy/read/"
+        "write; GB/s, %% of memcpy copy) ==\n");
+    const double copy = micro_res.front().gbps;
+    for (const MicroResult& x : micro_res) {
+      std::printf("%-36s %6.0f %5.1f%%\n", x.name.c_str(), x.gbps,
+                  100.0 * x.gbps / copy);
+    }
   }
   std::printf(
-      "\n== GDN decode, %s: copy %.0f GB/s, in-place rmw %.0f (evict-first "
-      "%.0f), read %.0f. us per call; replay = L=16 fp32-ring cycle average "
-      "==\n",
-      prop.name, ceil.copy_gbps, ceil.rmw_gbps, ceil.rmw_cs_gbps,
-      ceil.read_gbps);
+      "\n== GDN decode, %s: copy %.0f GB/s, in-place rmw %.0f, read %.0f. us "
+      "per call; replay = L=16 fp32-ring cycle average ==\n",
+      prop.name, ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
   std::printf(
-      "%-6s %5s | %8s %5s %8s %-6s %8s %8s %8s | %8s %8s %8s %8s %-6s %8s "
-      "%8s %8s | %5s %5s | %8s | %8s %8s\n",
-      "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.cs", "P.pdl",
-      "P.bpdl", "R.auto", "nonfl", "flush", "R.best", "tile", "R.unst", "R.pdl",
-      "R.bpdl", "x", "xpdl", "bf16rg", "mixSame", "mixSplit");
+      "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %8s|%8s %7s %7s %8s %-5s %7s "
+      "%7s %8s|%5s %5s|%7s|%7s %7s\n",
+      "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.pdl",
+      "P.bpdl", "P.lin", "R.auto", "nonfl", "flush", "R.best", "tile", "R.pdl",
+      "R.bpdl", "R.lin", "x", "xpdl", "bf16rg", "mixSam", "mixSpl");
   for (const Row& t : table) {
     std::printf(
-        "16/%-3d %5d | %8.2f %5.1f %8.2f %-6s %8.2f %8.2f %8.2f | %8.2f %8.2f "
-        "%8.2f %8.2f %-6s %8.2f %8.2f %8.2f | %5.2f %5.2f | %8.2f | %8.2f "
-        "%8.2f\n",
-        t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_cs,
-        t.p_pdl, t.p_best_pdl, t.r_auto, t.r_nf, t.r_f, t.r_best,
-        t.r_tile.c_str(), t.r_unstaged, t.r_pdl, t.r_best_pdl,
-        t.p_auto / t.r_auto,
+        "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %8.2f|%8.2f "
+        "%7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f|%5.2f %5.2f|%7.2f|%7.2f "
+        "%7.2f\n",
+        t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_plain,
+        t.p_pdl, t.p_best_pdl, t.p_lin, t.r_auto, t.r_nf, t.r_f, t.r_best,
+        t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.p_auto / t.r_auto,
         t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0, t.r_bf16, t.same,
         t.split);
   }

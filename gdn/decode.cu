@@ -69,8 +69,17 @@ DecodeArgs BaseArgs(const GdnDecodeParams& p) {
   a.o = p.o;
   a.o_stride = p.o_row_stride;
   a.o_fp32 = p.o_dtype == DType::kFp32;
-  a.cs_store = p.stream_stores;
   return a;
+}
+
+// DecodeArgs::cache of a launch.
+int CacheOf(const GdnDecodeParams& p, bool replay) {
+  DecodeStatePolicy pol = p.state_policy;
+  if (pol == DecodeStatePolicy::kAuto) {
+    pol = DecodeStatePolicyFor(p.batch, p.num_v_heads, replay);
+  }
+  if (pol == DecodeStatePolicy::kEvictLast) return 2;
+  return p.stream_stores ? 1 : 0;
 }
 
 DecodeTile Resolve(DecodeTile tile, int rows, int hv, bool replay) {
@@ -140,20 +149,31 @@ int DecodeTileRows(DecodeTile tile) {
 }
 
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
-  // (row, head) pairs. From the H200 sweep (docs/BENCHMARKS.md, run 3): the
-  // packed kernel is best with small 8-row CTAs at every batch (many resident
-  // CTAs), 16 rows at the small-batch knee; the ReplaySSM kernel amortises its
-  // per-CTA ring coefficients over 64-row blocks, and over whole heads only at
-  // the largest grids.
+  // (row, head) pairs. From the H200 sweeps (docs/BENCHMARKS.md, runs 3-6):
+  // the packed kernel is best with small 8-row CTAs (4 KB, many resident
+  // CTAs) except at the small-batch knee (16 rows at 128 pairs, 64 rows at
+  // 256: more bytes in flight per CTA when the grid is small); the ReplaySSM
+  // kernel amortises its per-CTA ring coefficients over 32-row blocks at
+  // small batch, 64-row blocks above, and whole heads only at the largest
+  // grids.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (replay) {
-    if (units <= 32) return DecodeTile::kBv32;
+    if (units <= 128) return DecodeTile::kBv32;
     if (units < 32768) return DecodeTile::kBv64;
     return DecodeTile::kBv128;
   }
   if (units <= 32) return DecodeTile::kBv8;
-  if (units <= 256) return DecodeTile::kBv16;
+  if (units <= 128) return DecodeTile::kBv16;
+  if (units <= 256) return DecodeTile::kBv64;
   return DecodeTile::kBv8;
+}
+
+DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay) {
+  // Evict-last helps the packed step from 32 rows of 16 heads on (+3-5 % at
+  // batch >= 128) and costs up to 9 % at 8 rows; ReplaySSM showed no gain.
+  const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
+  return (!replay && units >= 512) ? DecodeStatePolicy::kEvictLast
+                                   : DecodeStatePolicy::kDefault;
 }
 
 absl::Status GdnDecodeParams::Validate() const {
@@ -188,6 +208,10 @@ absl::Status GdnDecodeParams::Validate() const {
   if (num_slots <= 0) return Invalid(kWho, "num_slots <= 0");
   if (static_cast<int>(tile) < 0 || static_cast<int>(tile) >= kNumDecodeTiles) {
     return Invalid(kWho, "unknown tile");
+  }
+  if (static_cast<int>(state_policy) < 0 ||
+      static_cast<int>(state_policy) > 2) {
+    return Invalid(kWho, "unknown state policy");
   }
   return absl::OkStatus();
 }
@@ -245,7 +269,8 @@ absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
                                    cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.batch == 0) return absl::OkStatus();
-  const DecodeArgs a = BaseArgs(params);
+  DecodeArgs a = BaseArgs(params);
+  a.cache = CacheOf(params, false);
   return Launched(
       internal::LaunchPackedDecodeKernel(
           Resolve(params.tile, params.batch, params.num_v_heads, false), a,
@@ -258,6 +283,7 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.step.batch == 0) return absl::OkStatus();
   DecodeArgs a = BaseArgs(params.step);
+  a.cache = CacheOf(params.step, true);
   a.ring_k = params.ring.k;
   a.ring_d = params.ring.d;
   a.ring_g = params.ring.g;

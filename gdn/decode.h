@@ -79,6 +79,20 @@ int DecodeTileRows(DecodeTile tile);
 // for the packed or the ReplaySSM kernel.
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay);
 
+// L2 cache policy of the state traffic (loads and stores of the state slots).
+// Measured on the H200 (docs/BENCHMARKS.md): the packed step's in-place update
+// of blocks scattered over the slot pool loses ~3 % of the copy ceiling to the
+// scatter; evict-last on the state lines takes most of it back at large
+// batch, and costs a little at batch 8.
+enum class DecodeStatePolicy : int {
+  kAuto = 0,       // packed step: kEvictLast from 512 (row, value head) pairs
+                   // on, else kDefault; ReplaySSM launches: kDefault
+  kDefault = 1,    // plain loads and write-back stores (stream_stores: .cs)
+  kEvictLast = 2,  // L2 evict-last policy on the state loads and stores
+};
+// The policy kAuto resolves to (never kAuto).
+DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
+
 // One packed decode step (state read + write) of a GDN layer.
 struct GdnDecodeParams {
   int num_k_heads = 16;           // H
@@ -101,8 +115,9 @@ struct GdnDecodeParams {
   DType o_dtype = DType::kBf16;
   DecodeTile tile = DecodeTile::kAuto;
   // Evict-first (st.global.cs) hint on the state writes instead of plain
-  // write-back stores.
+  // write-back stores (when the state policy resolves to kDefault).
   bool stream_stores = false;
+  DecodeStatePolicy state_policy = DecodeStatePolicy::kAuto;
   // Programmatic dependent launch: the kernel reads slot_indices (and for
   // ReplaySSM ring_indices, write_pos, force_flush and the ring entries) and
   // starts streaming the state *before* the preceding kernel in the stream

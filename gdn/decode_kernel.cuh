@@ -14,14 +14,20 @@
 // flight, the tile costs no registers, so an SM keeps 100-200 KB of tiles
 // streaming while CTAs compute. Every other load of a CTA (slot, ring cursor,
 // ring entries) is issued before the first wait, so a CTA's critical path is
-// two memory latencies (index, data). Measured (docs/BENCHMARKS.md): this
-// took ReplaySSM from 21-64 % to ~80 % of read bandwidth at large batch; the
-// packed step stayed at ~92 % of copy (= our in-place RMW ceiling), so its
-// limit is not the bytes in flight. With kStage the first 16 ring entries (k
-// rows, this block's d) are staged the same way, as an older commit group,
+// two memory latencies (index, data). With kStage the first 16 ring entries
+// (k rows, this block's d) are staged the same way, as an older commit group,
 // so the coefficient phase waits only for them. Programmatic dependent launch
 // (decode.h) moves everything before GridDependencyWait() ahead of the
 // preceding kernel's tail.
+//
+// What the H200 showed (docs/BENCHMARKS.md, memory-pattern microbenchmarks):
+// an in-place update reaches the copy ceiling only in small one-shot units
+// (4 KB per CTA: 99 %; 16 KB: 96 %; persistent TMA pipelines: 88-96 %; a
+// grid-stride loop: 92 %), hence the small packed tiles. Scattering the 4 KB
+// units over the pool (the slots) costs ~3 % by itself; an L2 evict-last
+// policy on the state lines (DecodeArgs::cache) takes most of it back.
+// Tiles of 128 threads per 2-4 KB were slower: their register footprint
+// leaves fewer bytes in flight per SM.
 //
 // Per v-row the contractions S.k and S.q are reduced inside the row group (3
 // shuffles each); the L2 norms of q and k are reduced the same way.
@@ -80,7 +86,8 @@ struct DecodeArgs {
   const int32_t* ring_idx = nullptr;
   const int32_t* write_pos = nullptr;
   const int8_t* force = nullptr;
-  bool cs_store = false;  // evict-first (st.global.cs) state writes
+  int cache = 0;  // state traffic: 0 plain, 1 evict-first stores
+                  // (st.global.cs), 2 evict-last loads and stores
 };
 
 template <int kWarps_, int kRows_, int kMinBlocks_>
@@ -218,6 +225,46 @@ __device__ __forceinline__ float WeightOf(int j, float w_lo, float w_hi) {
   return __shfl_sync(0xffffffffu, j < 32 ? w_lo : w_hi, j & 31);
 }
 
+// L2 policy of the state traffic (DecodeArgs::cache). Measured on the H200
+// (docs/BENCHMARKS.md): the in-place update of 4 KB blocks scattered over the
+// pool (slots) loses ~3 % of the copy ceiling to the scatter alone; marking
+// the state lines evict-last takes most of it back (large batches only).
+__device__ __forceinline__ uint64_t StatePolicy(int cache) {
+  uint64_t pol = 0;
+  if (cache == 2) {
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
+                 : "=l"(pol));
+  }
+  return pol;
+}
+__device__ __forceinline__ void CpAsync16Policy(void* smem, const void* gmem,
+                                                int cache, uint64_t pol) {
+  if (cache == 2) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile(
+        "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(
+            s),
+        "l"(gmem), "l"(pol));
+  } else {
+    CpAsync16(smem, gmem);
+  }
+}
+__device__ __forceinline__ void StoreState(float* dst, float4 u, int cache,
+                                           uint64_t pol) {
+  float4* d = reinterpret_cast<float4*>(dst);
+  if (cache == 1) {
+    __stcs(d, u);
+  } else if (cache == 2) {
+    asm volatile(
+        "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(
+            d),
+        "f"(u.x), "f"(u.y), "f"(u.z), "f"(u.w), "l"(pol)
+        : "memory");
+  } else {
+    *d = u;
+  }
+}
+
 template <class T, DecodeMode kMode, typename RingT, bool kStage>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     GdnDecodeKernel(const DecodeArgs p) {
@@ -314,12 +361,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
   float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
              static_cast<int64_t>(vbase) * kDim;  // [kBv, K] block
+  const uint64_t pol = StatePolicy(p.cache);
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
 #pragma unroll
     for (int m = 0; m < kVec; ++m) {
       const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
-      CpAsync16(tile + off, S + off);  // each thread: the chunks it reads
+      // Each thread copies the chunks it reads.
+      CpAsync16Policy(tile + off, S + off, p.cache, pol);
     }
   }
   CpAsyncCommit();
@@ -544,12 +593,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         for (int m = 0; m < kVec; ++m) {
           const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
           const float4 u = *reinterpret_cast<const float4*>(tile + off);
-          float4* dst = reinterpret_cast<float4*>(S + off);
-          if (p.cs_store) {
-            __stcs(dst, u);
-          } else {
-            *dst = u;
-          }
+          StoreState(S + off, u, p.cache, pol);
         }
       }
       return;
@@ -598,13 +642,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         u.y = fmaf(d, k[m].y, alpha * s[m].y);
         u.z = fmaf(d, k[m].z, alpha * s[m].z);
         u.w = fmaf(d, k[m].w, alpha * s[m].w);
-        float4* dst =
-            reinterpret_cast<float4*>(S + vloc(i) * kDim + (m * kTpr + t) * 4);
-        if (p.cs_store) {
-          __stcs(dst, u);
-        } else {
-          *dst = u;
-        }
+        StoreState(S + vloc(i) * kDim + (m * kTpr + t) * 4, u, p.cache, pol);
       }
       if (t == 0) {
         StoreAny(p.o, o_base + vbase + vloc(i), alpha * pq + kq * d, p.o_fp32);
@@ -668,7 +706,7 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
     case DecodeTile::kBv128:
       return LaunchDecodeTile<Tile<8, 4, 3>, kMode, RingT, kStage>(a, stream,
                                                                    pdl);
-    case DecodeTile::kAuto:
+    default:  // kAuto: resolved before
       break;
   }
   return cudaErrorInvalidValue;

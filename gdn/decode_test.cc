@@ -148,6 +148,7 @@ struct PackedCase {
   DType o_dtype;
   bool stream_stores = false;
   bool pdl = false;
+  DecodeStatePolicy policy = DecodeStatePolicy::kAuto;
 };
 
 void RunPacked(const PackedCase& c, uint32_t seed) {
@@ -193,6 +194,7 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
   p.tile = c.tile;
   p.stream_stores = c.stream_stores;
   p.pdl = c.pdl;
+  p.state_policy = c.policy;
   cudaStream_t stream;
   // A blocking stream: ordered after the memsets/copies on the legacy stream.
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
@@ -268,6 +270,28 @@ TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
   RunPacked({64, 3, DecodeTile::kBv64, DType::kFp32, DType::kBf16}, 103);
 }
 
+// The L2 evict-last policy on the state traffic, forced (kAuto picks it only
+// from 512 (row, head) pairs), and the plain policy forced where kAuto would
+// pick evict-last.
+TEST(PackedDecodeTest, StatePolicies) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 150;
+  for (DecodeTile tile :
+       {DecodeTile::kBv8, DecodeTile::kBv16, DecodeTile::kBv64}) {
+    PackedCase c{32, 9, tile, DType::kBf16, DType::kBf16};
+    c.policy = DecodeStatePolicy::kEvictLast;
+    c.pdl = tile == DecodeTile::kBv16;
+    RunPacked(c, seed++);
+  }
+  PackedCase c{16, 33, DecodeTile::kAuto, DType::kBf16, DType::kFp32};
+  c.policy = DecodeStatePolicy::kDefault;
+  c.stream_stores = true;
+  RunPacked(c, seed++);
+  EXPECT_EQ(DecodeStatePolicyFor(33, 16, false), DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(8, 16, false), DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true), DecodeStatePolicy::kDefault);
+}
+
 // ---------------------------------------------------------------- ReplaySSM
 
 struct ReplayCase {
@@ -282,6 +306,7 @@ struct ReplayCase {
   bool fold_midway = false;
   bool stage_ring = true;
   bool pdl = false;
+  DecodeStatePolicy policy = DecodeStatePolicy::kAuto;
 };
 
 // Drives B rows through cycles * L + 3 steps on the GPU (ReplaySSM kernel +
@@ -350,6 +375,7 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   p.stage_ring = c.stage_ring;
   p.step.pdl = c.pdl;
   p.step.stream_stores = c.pdl;  // exercise both store policies
+  p.step.state_policy = c.policy;
   GdnReplayAdvanceParams adv;
   adv.batch = B;
   adv.ring_length = L;
@@ -486,6 +512,20 @@ TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
   }
 }
 
+// Forced evict-last policy (flush and OFF-row stores, state loads).
+TEST(ReplayDecodeTest, EvictLastPolicy) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 350;
+  for (DecodeTile tile : {DecodeTile::kBv32, DecodeTile::kBv64}) {
+    ReplayCase c;
+    c.hv = 32;
+    c.batch = 6;
+    c.tile = tile;
+    c.policy = DecodeStatePolicy::kEvictLast;
+    RunReplay(c, seed++);
+  }
+}
+
 TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
   // L = 64: more entries than the kernel stages or keeps in registers and
   // more than a warp's lanes.
@@ -545,6 +585,15 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   EXPECT_EQ(DecodeTileRows(DecodeTile::kBv32), 32);
   EXPECT_NE(DecodeTileFor(1, 32, false), DecodeTile::kAuto);
   EXPECT_NE(DecodeTileFor(4096, 64, true), DecodeTile::kAuto);
+  for (int rows : {1, 2, 8, 9, 64, 256, 1024}) {
+    for (int hv : {16, 32, 48, 64}) {
+      EXPECT_NE(DecodeTileFor(rows, hv, false), DecodeTile::kAuto);
+      EXPECT_NE(DecodeTileFor(rows, hv, true), DecodeTile::kAuto);
+      EXPECT_NE(DecodeStatePolicyFor(rows, hv, false),
+                DecodeStatePolicy::kAuto);
+    }
+  }
+
   EXPECT_EQ(GdnReplayRing::SlotBytes(16, 32, 128, 16, DType::kFp32),
             16LL * (16 * 128 * 4 + 32 * 128 * 4 + 32 * 4));
 }

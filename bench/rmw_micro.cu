@@ -1,0 +1,586 @@
+// Memory-pattern microbenchmarks (rmw_micro.h).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_kernels.h"
+#include "bench/rmw_micro.h"
+#include "bench/tma_util.cuh"
+
+namespace rollout::bench {
+namespace {
+
+// Load / store flavours of the element-wise kernels.
+enum Hint : int {
+  kPlain = 0,
+  kLdNoAlloc = 1,     // ld.global.L1::no_allocate
+  kStCs = 2,          // st.global.cs (evict-first)
+  kStEvictFirst = 3,  // st.global.L2::cache_hint, evict_first policy
+  kStEvictLast = 4,   // st.global.L2::cache_hint, evict_last policy
+  kLdEfStEl = 5,      // loads evict_first, stores evict_last (policies)
+  kLd256 = 6,         // ld.global.L2::256B (prefetch size)
+  kLdNc = 7,          // ld.global.nc.L1::no_allocate
+  kLdCsStCs = 8,      // ld.global.cs + st.global.cs
+};
+
+template <int kHint>
+__device__ __forceinline__ float4 Ld(const float4* p, uint64_t pol) {
+  float4 v;
+  if constexpr (kHint == kLdNoAlloc) {
+    asm volatile("ld.global.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+  } else if constexpr (kHint == kLd256) {
+    asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+  } else if constexpr (kHint == kLdNc) {
+    asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+  } else if constexpr (kHint == kLdEfStEl) {
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p), "l"(pol));
+  } else if constexpr (kHint == kLdCsStCs) {
+    v = __ldcs(p);
+  } else {
+    asm volatile("ld.global.v4.f32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+  }
+  return v;
+}
+
+template <int kHint>
+__device__ __forceinline__ void St(float4* p, float4 v, uint64_t pol) {
+  if constexpr (kHint == kStCs || kHint == kLdCsStCs) {
+    __stcs(p, v);
+  } else if constexpr (kHint == kStEvictFirst || kHint == kStEvictLast ||
+                       kHint == kLdEfStEl) {
+    asm volatile(
+        "st.global.L2::cache_hint.v4.f32 [%0], {%1,%2,%3,%4}, %5;\n" ::"l"(p),
+        "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
+        : "memory");
+  } else {
+    asm volatile("st.global.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "f"(v.x),
+                 "f"(v.y), "f"(v.z), "f"(v.w)
+                 : "memory");
+  }
+}
+
+__device__ __forceinline__ float4 Mul4(float4 v, float c) {
+  return make_float4(v.x * c, v.y * c, v.z * c, v.w * c);
+}
+
+// One-shot grid: block b covers U * blockDim consecutive float4 (thread t:
+// b * U * blockDim + u * blockDim + t); all loads first, then the stores.
+// y == x: in place.
+template <int U, int kHint>
+__global__ void OneShotKernel(const float4* x, float4* y, float c) {
+  const size_t base =
+      static_cast<size_t>(blockIdx.x) * blockDim.x * U + threadIdx.x;
+  uint64_t pol = 0, pol_ld = 0;
+  if constexpr (kHint == kStEvictFirst) pol = PolicyEvictFirst();
+  if constexpr (kHint == kStEvictLast || kHint == kLdEfStEl) {
+    pol = PolicyEvictLast();
+  }
+  if constexpr (kHint == kLdEfStEl) pol_ld = PolicyEvictFirst();
+  float4 v[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    v[u] = Ld<kHint>(x + base + u * blockDim.x, pol_ld);
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    St<kHint>(y + base + u * blockDim.x, Mul4(v[u], c), pol);
+}
+
+// Grid-stride, 4 accesses in flight per thread (bench_kernels' ScaleKernel)
+// but out of place.
+__global__ void GridStrideCopyKernel(const float4* x, float4* y, size_t n4,
+                                     float c) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+       i + 3 * stride < n4; i += 4 * stride) {
+    float4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = x[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) y[i + u * stride] = Mul4(v[u], c);
+  }
+}
+
+__global__ void WriteOnlyKernel(float4* y, float c) {
+  const size_t base =
+      static_cast<size_t>(blockIdx.x) * blockDim.x * 4 + threadIdx.x;
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+    y[base + u * blockDim.x] = make_float4(c, c, c, c);
+}
+
+// Chunk of `chunk` bytes -> its address, through an optional permutation of
+// `block`-byte blocks (like a decode's scattered slots).
+__device__ __forceinline__ float4* ChunkPtr(float* x, int64_t c, int chunk,
+                                            const int* perm, int cpb) {
+  int64_t cc = c;
+  if (perm != nullptr) cc = static_cast<int64_t>(perm[c / cpb]) * cpb + c % cpb;
+  return reinterpret_cast<float4*>(reinterpret_cast<char*>(x) + cc * chunk);
+}
+
+// One CTA per chunk: 16-byte cp.async into shared memory, wait, scale,
+// st.global from shared memory (the tile decode kernel's memory pattern).
+// hint: 0 none, 1 evict-last stores, 2 evict-last loads and stores.
+__global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
+                                   int cpb, float c, int hint) {
+  extern __shared__ float4 buf[];
+  float4* g = ChunkPtr(x, blockIdx.x, chunk, perm, cpb);
+  const int n4 = chunk / 16;
+  const uint64_t pol = hint ? PolicyEvictLast() : 0;
+  for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+    if (hint == 2) {
+      asm volatile(
+          "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::
+              "r"(SmemAddr(buf + i)),
+          "l"(g + i), "l"(pol));
+    } else {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                       SmemAddr(buf + i)),
+                   "l"(g + i));
+    }
+  }
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+  for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+    if (hint) {
+      St<kStEvictLast>(g + i, Mul4(buf[i], c), pol);
+    } else {
+      g[i] = Mul4(buf[i], c);
+    }
+  }
+}
+
+// Read-only chunks (a non-flush ReplaySSM step's pattern): cp.async into
+// shared memory, a sum kept alive by a never-taken store.
+__global__ void ChunkReadKernel(const float* x, int chunk, const int* perm,
+                                int cpb, float* sink) {
+  extern __shared__ float4 rbuf[];
+  const float4* g =
+      ChunkPtr(const_cast<float*>(x), blockIdx.x, chunk, perm, cpb);
+  const int n4 = chunk / 16;
+  for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+    asm volatile(
+        "cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(SmemAddr(rbuf + i)),
+        "l"(g + i));
+  }
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+  float acc = 0.f;
+  for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+    const float4 v = rbuf[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 1234.5f) *sink = acc;
+}
+
+// One CTA per chunk with bulk copies: one G2S, scale in shared memory, then
+// one S2G (or st.global).
+template <bool kBulkStore>
+__global__ void ChunkTmaKernel(float* x, int chunk, float c) {
+  extern __shared__ __align__(128) float4 tbuf[];
+  __shared__ uint64_t bar;
+  float4* g = ChunkPtr(x, blockIdx.x, chunk, nullptr, 1);
+  if (threadIdx.x == 0) {
+    MbarInit(&bar, 1);
+    MbarInitFence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    MbarExpectTx(&bar, chunk);
+    BulkG2S(tbuf, g, chunk, &bar);
+    MbarArrive(&bar);
+  }
+  MbarWait(&bar, 0);
+  const int n4 = chunk / 16;
+  if constexpr (kBulkStore) {
+    for (int i = threadIdx.x; i < n4; i += blockDim.x)
+      tbuf[i] = Mul4(tbuf[i], c);
+    FenceProxyAsync();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      BulkS2G(g, tbuf, chunk);
+      BulkCommit();
+      BulkWaitRead0();
+    }
+  } else {
+    for (int i = threadIdx.x; i < n4; i += blockDim.x) g[i] = Mul4(tbuf[i], c);
+  }
+}
+
+// Persistent, warp-specialised pipeline (the skeleton of the persistent decode
+// kernel tried in run 5, docs/BENCHMARKS.md): warp 0 issues one bulk G2S per
+// chunk into a ring of `stages` buffers; 4 consumer warps scale and store
+// (st.global, or a bulk S2G whose buffer is released one chunk later).
+struct PipeCfg {
+  int chunk = 16384, stages = 4, cps = 2;
+  bool strided = true;
+  int store = 1;   // 0 st.global, 1 bulk, 2 bulk evict_first, 3 bulk evict_last
+  int ldhint = 0;  // 0 none, 1 evict_first, 2 evict_last (bulk G2S)
+  bool perm = false;
+};
+
+constexpr int kPipeCWarps = 4;
+
+__global__ void __launch_bounds__(32 * (kPipeCWarps + 1), 1)
+    PipeKernel(float* x, int64_t T, PipeCfg cfg, const int* perm, int cpb,
+               float c) {
+  extern __shared__ __align__(128) unsigned char pbuf[];
+  __shared__ uint64_t full[8], empty[8];
+  const int S = cfg.stages, CB = cfg.chunk, G = gridDim.x;
+  int64_t lo, cnt, step;
+  if (cfg.strided) {
+    lo = blockIdx.x;
+    step = G;
+    cnt = T > lo ? (T - lo + G - 1) / G : 0;
+  } else {
+    lo = T * blockIdx.x / G;
+    step = 1;
+    cnt = T * (blockIdx.x + 1) / G - lo;
+  }
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      MbarInit(&full[s], 1);
+      MbarInit(&empty[s], 1);
+    }
+    MbarInitFence();
+  }
+  __syncthreads();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (warp == 0) {
+    uint64_t pol = 0;
+    if (cfg.ldhint == 1) pol = PolicyEvictFirst();
+    if (cfg.ldhint == 2) pol = PolicyEvictLast();
+    for (int64_t i0 = 0; i0 < cnt; i0 += 32) {
+      // Block indices of 32 chunks at once (one latency per batch).
+      const int64_t li = i0 + lane;
+      int64_t my = 0;
+      if (li < cnt) {
+        const int64_t ch = lo + li * step;
+        my = cfg.perm ? static_cast<int64_t>(perm[ch / cpb]) * cpb + ch % cpb
+                      : ch;
+      }
+      const int batch = static_cast<int>(cnt - i0 < 32 ? cnt - i0 : 32);
+      for (int l = 0; l < batch; ++l) {
+        const int64_t cc = __shfl_sync(0xffffffffu, my, l);
+        const int64_t i = i0 + l;
+        const int s = static_cast<int>(i % S);
+        if (lane == 0) {
+          if (i >= S)
+            MbarWait(&empty[s], static_cast<uint32_t>((i / S - 1) & 1));
+          MbarExpectTx(&full[s], CB);
+          const char* src = reinterpret_cast<const char*>(x) + cc * CB;
+          if (cfg.ldhint) {
+            BulkG2SHint(pbuf + s * CB, src, CB, &full[s], pol);
+          } else {
+            BulkG2S(pbuf + s * CB, src, CB, &full[s]);
+          }
+          MbarArrive(&full[s]);
+        }
+      }
+    }
+    return;
+  }
+  const int tc = threadIdx.x - 32, nct = 32 * kPipeCWarps;
+  uint64_t spol = 0;
+  if (cfg.store == 2) spol = PolicyEvictFirst();
+  if (cfg.store == 3) spol = PolicyEvictLast();
+  int pend = -1;
+  for (int64_t i = 0; i < cnt; ++i) {
+    const int s = static_cast<int>(i % S);
+    const int64_t ch = lo + i * step;
+    float4* g = ChunkPtr(x, ch, CB, cfg.perm ? perm : nullptr, cpb);
+    if (tc == 0 && pend >= 0) {
+      BulkWaitRead0();
+      MbarArrive(&empty[pend]);
+      pend = -1;
+    }
+    MbarWait(&full[s], static_cast<uint32_t>((i / S) & 1));
+    float4* b = reinterpret_cast<float4*>(pbuf + s * CB);
+    const int n4 = CB / 16;
+    if (cfg.store == 0) {
+      for (int j = tc; j < n4; j += nct) g[j] = Mul4(b[j], c);
+      NamedBarrier(1, nct);
+      if (tc == 0) MbarArrive(&empty[s]);
+    } else {
+      for (int j = tc; j < n4; j += nct) b[j] = Mul4(b[j], c);
+      FenceProxyAsync();
+      NamedBarrier(1, nct);
+      if (tc == 0) {
+        if (cfg.store == 1) {
+          BulkS2G(g, b, CB);
+        } else {
+          BulkS2GHint(g, b, CB, spol);
+        }
+        BulkCommit();
+        pend = s;
+      }
+    }
+  }
+  if (tc == 0 && pend >= 0) BulkWait0();
+}
+
+#define CKM(x)                                                                 \
+  do {                                                                         \
+    const cudaError_t e_ = (x);                                                \
+    if (e_ != cudaSuccess) {                                                   \
+      std::fprintf(stderr, "rmw_micro %s:%d %s: %s\n", __FILE__, __LINE__, #x, \
+                   cudaGetErrorString(e_));                                    \
+      cudaGetLastError();                                                      \
+      return {};                                                               \
+    }                                                                          \
+  } while (0)
+
+}  // namespace
+
+std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
+  const size_t n4 = bytes / 16;
+  float* x = nullptr;
+  float* y = nullptr;
+  float* sum = nullptr;
+  int* perm = nullptr;
+  CKM(cudaMalloc(&x, bytes));
+  CKM(cudaMalloc(&y, bytes));
+  CKM(cudaMalloc(&sum, 4));
+  CKM(FillUniform(x, bytes / 4, 3, -1.f, 1.f, s));
+  CKM(cudaMemsetAsync(y, 0, bytes, s));
+  // Slot-like blocks of 2 MiB in a random order.
+  constexpr int kBlock = 2 << 20;
+  const int nblocks = static_cast<int>(bytes / kBlock);
+  {
+    std::vector<int> h(nblocks);
+    std::iota(h.begin(), h.end(), 0);
+    std::mt19937 rng(7);
+    std::shuffle(h.begin(), h.end(), rng);
+    CKM(cudaMalloc(&perm, nblocks * sizeof(int)));
+    CKM(cudaMemcpy(perm, h.data(), nblocks * sizeof(int),
+                   cudaMemcpyHostToDevice));
+  }
+  int dev = 0, sms = 132, max_smem = 0;
+  CKM(cudaGetDevice(&dev));
+  CKM(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CKM(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                             dev));
+  // The opt-in limit covers static + dynamic shared memory.
+  auto opt_in = [&](const void* fn) {
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, fn);
+    if (e == cudaSuccess) {
+      e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               max_smem - static_cast<int>(fa.sharedSizeBytes));
+    }
+    return e;
+  };
+  CKM(opt_in(reinterpret_cast<const void*>(PipeKernel)));
+  CKM(opt_in(reinterpret_cast<const void*>(ChunkCpAsyncKernel)));
+  CKM(opt_in(reinterpret_cast<const void*>(ChunkReadKernel)));
+  CKM(opt_in(reinterpret_cast<const void*>(ChunkTmaKernel<true>)));
+  CKM(opt_in(reinterpret_cast<const void*>(ChunkTmaKernel<false>)));
+  cudaEvent_t e0, e1;
+  CKM(cudaEventCreate(&e0));
+  CKM(cudaEventCreate(&e1));
+  std::vector<MicroResult> out;
+  const float c = 1.0f;
+  auto run = [&](const std::string& name, double moved,
+                 const std::function<void()>& fn) {
+    MicroResult r;
+    r.name = name;
+    fn();  // warm-up
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      cudaEventRecord(e0, s);
+      fn();
+      cudaEventRecord(e1, s);
+      cudaEventSynchronize(e1);
+      float ms = 0.f;
+      cudaEventElapsedTime(&ms, e0, e1);
+      t.push_back(ms);
+    }
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    std::sort(t.begin(), t.end());
+    r.ms = t[t.size() / 2];
+    r.gbps = moved / (r.ms * 1e-3) / 1e9;
+    r.ok = err == cudaSuccess;
+    std::printf("micro %-34s %8.3f ms %7.0f GB/s%s\n", name.c_str(), r.ms,
+                r.gbps, r.ok ? "" : cudaGetErrorString(err));
+    std::fflush(stdout);
+    out.push_back(r);
+  };
+  const double rw = 2.0 * bytes;
+  float4* x4 = reinterpret_cast<float4*>(x);
+  float4* y4 = reinterpret_cast<float4*>(y);
+
+  // ---- ceilings
+  run("copy_memcpy", rw,
+      [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s); });
+  run("read_sum", 1.0 * bytes, [&] { ReadSum(x, bytes / 4, sum, s); });
+  run("write_os4_t256", 1.0 * bytes,
+      [&] { WriteOnlyKernel<<<n4 / 1024, 256, 0, s>>>(y4, c); });
+  run("copy_os1_t128", rw,
+      [&] { OneShotKernel<1, kPlain><<<n4 / 128, 128, 0, s>>>(x4, y4, c); });
+  run("copy_os4_t256", rw,
+      [&] { OneShotKernel<4, kPlain><<<n4 / 1024, 256, 0, s>>>(x4, y4, c); });
+  run("copy_gs4", rw,
+      [&] { GridStrideCopyKernel<<<sms * 8, 256, 0, s>>>(x4, y4, n4, c); });
+  // ---- in place, element-wise
+  run("rmw_gs4", rw, [&] { ScaleInPlace(x, bytes / 4, c, false, s); });
+  run("rmw_gs4_cs", rw, [&] { ScaleInPlace(x, bytes / 4, c, true, s); });
+#define OS(U, T, H, NAME) \
+  run(NAME, rw,           \
+      [&] { OneShotKernel<U, H><<<n4 / ((U) * (T)), T, 0, s>>>(x4, x4, c); })
+  OS(1, 128, kPlain, "rmw_os1_t128");
+  OS(1, 256, kPlain, "rmw_os1_t256");
+  OS(1, 512, kPlain, "rmw_os1_t512");
+  OS(2, 128, kPlain, "rmw_os2_t128");
+  OS(4, 128, kPlain, "rmw_os4_t128");
+  OS(4, 256, kPlain, "rmw_os4_t256");
+  OS(8, 128, kPlain, "rmw_os8_t128");
+  OS(4, 256, kLdNoAlloc, "rmw_os4_t256_ldnoalloc");
+  OS(4, 256, kStCs, "rmw_os4_t256_stcs");
+  OS(4, 256, kStEvictFirst, "rmw_os4_t256_st_ef");
+  OS(4, 256, kStEvictLast, "rmw_os4_t256_st_el");
+  OS(4, 256, kLdEfStEl, "rmw_os4_t256_ld_ef_st_el");
+  OS(4, 256, kLd256, "rmw_os4_t256_ld256");
+  OS(4, 256, kLdNc, "rmw_os4_t256_ldnc");
+  OS(4, 256, kLdCsStCs, "rmw_os4_t256_cs_cs");
+  OS(1, 128, kStEvictFirst, "rmw_os1_t128_st_ef");
+  OS(1, 128, kLd256, "rmw_os1_t128_ld256");
+  OS(1, 128, kStCs, "rmw_os1_t128_stcs");
+#undef OS
+  // ---- one CTA per chunk (decode tile pattern)
+  // perm: 0 linear, 1 scattered 2 MiB blocks, 2 identity table (the
+  // indirection's latency without the scatter).
+  int* ident = nullptr;
+  {
+    std::vector<int> h(nblocks);
+    std::iota(h.begin(), h.end(), 0);
+    CKM(cudaMalloc(&ident, nblocks * sizeof(int)));
+    CKM(cudaMemcpy(ident, h.data(), nblocks * sizeof(int),
+                   cudaMemcpyHostToDevice));
+  }
+  static const char* kPerm[] = {"", "_perm", "_permid"};
+  static const char* kHint[] = {"", "_stel", "_ldel_stel"};
+  auto table = [&](int use_perm) -> const int* {
+    return use_perm == 1 ? perm : use_perm == 2 ? ident : nullptr;
+  };
+  auto chunk_cp = [&](int chunk, int threads, int use_perm, int hint) {
+    const std::string name =
+        "rmw_chunk_cpasync_" + std::to_string(chunk >> 10) + "k_t" +
+        std::to_string(threads) + kPerm[use_perm] + kHint[hint];
+    run(name, rw, [&] {
+      ChunkCpAsyncKernel<<<static_cast<unsigned>(bytes / chunk), threads, chunk,
+                           s>>>(x, chunk, table(use_perm), kBlock / chunk, c,
+                                hint);
+    });
+  };
+  chunk_cp(2048, 128, 0, 0);
+  chunk_cp(4096, 64, 0, 0);
+  chunk_cp(4096, 128, 0, 0);
+  chunk_cp(8192, 128, 0, 0);
+  chunk_cp(16384, 128, 0, 0);
+  chunk_cp(32768, 128, 0, 0);
+  chunk_cp(2048, 128, 1, 0);
+  chunk_cp(4096, 64, 1, 0);
+  chunk_cp(4096, 128, 1, 0);
+  chunk_cp(4096, 64, 2, 0);
+  chunk_cp(4096, 128, 2, 0);
+  chunk_cp(16384, 128, 1, 0);
+  chunk_cp(4096, 64, 1, 1);
+  chunk_cp(4096, 64, 1, 2);
+  chunk_cp(4096, 128, 1, 2);
+  chunk_cp(16384, 128, 1, 2);
+  auto chunk_rd = [&](int chunk, int threads, int use_perm) {
+    const std::string name = "read_chunk_cpasync_" +
+                             std::to_string(chunk >> 10) + "k_t" +
+                             std::to_string(threads) + kPerm[use_perm];
+    run(name, 1.0 * bytes, [&] {
+      ChunkReadKernel<<<static_cast<unsigned>(bytes / chunk), threads, chunk,
+                        s>>>(x, chunk, table(use_perm), kBlock / chunk, sum);
+    });
+  };
+  chunk_rd(4096, 128, 1);
+  chunk_rd(8192, 128, 1);
+  chunk_rd(16384, 128, 1);
+  chunk_rd(32768, 128, 1);
+  chunk_rd(65536, 256, 1);
+  auto chunk_tma = [&](int chunk, bool bulk_store) {
+    const std::string name = "rmw_chunk_tma_" + std::to_string(chunk >> 10) +
+                             "k" + (bulk_store ? "_s2g" : "_stg");
+    run(name, rw, [&] {
+      if (bulk_store) {
+        ChunkTmaKernel<true>
+            <<<static_cast<unsigned>(bytes / chunk), 128, chunk, s>>>(x, chunk,
+                                                                      c);
+      } else {
+        ChunkTmaKernel<false>
+            <<<static_cast<unsigned>(bytes / chunk), 128, chunk, s>>>(x, chunk,
+                                                                      c);
+      }
+    });
+  };
+  chunk_tma(4096, true);
+  chunk_tma(16384, true);
+  chunk_tma(32768, true);
+  chunk_tma(16384, false);
+  // ---- persistent pipeline (the run-5 persistent decode kernel's pattern)
+  auto pipe = [&](PipeCfg cfg) {
+    int fit = 0;
+    const int smem = cfg.stages * cfg.chunk;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, PipeKernel,
+                                                  32 * (kPipeCWarps + 1), smem);
+    const int cps = std::max(1, std::min(cfg.cps, fit));
+    static const char* kStore[] = {"stg", "s2g", "s2g_ef", "s2g_el"};
+    const std::string name =
+        "rmw_pipe_" + std::to_string(cfg.chunk >> 10) + "k_s" +
+        std::to_string(cfg.stages) + "_c" + std::to_string(cps) +
+        (cfg.strided ? "_str_" : "_con_") + kStore[cfg.store] +
+        (cfg.ldhint == 1   ? "_ldef"
+         : cfg.ldhint == 2 ? "_ldel"
+                           : "") +
+        (cfg.perm ? "_perm" : "");
+    const int64_t T = static_cast<int64_t>(bytes / cfg.chunk);
+    run(name, rw, [&] {
+      PipeKernel<<<sms * cps, 32 * (kPipeCWarps + 1), smem, s>>>(
+          x, T, cfg, perm, kBlock / cfg.chunk, c);
+    });
+  };
+  auto P = [](int chunk, int stages, int cps) {
+    PipeCfg p;
+    p.chunk = chunk;
+    p.stages = stages;
+    p.cps = cps;
+    return p;
+  };
+  // (Call 2 swept stages 2-8, 1-4 CTAs/SM, 4-64 KB chunks, both orders and
+  // store paths, L2 hints: 88-95.6 % of copy; these three are kept.)
+  pipe(P(16384, 4, 2));
+  pipe(P(4096, 8, 4));
+  {
+    PipeCfg p = P(16384, 4, 2);
+    p.ldhint = 2;
+    pipe(p);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(sum);
+  cudaFree(perm);
+  cudaFree(ident);
+  return out;
+}
+
+}  // namespace rollout::bench
