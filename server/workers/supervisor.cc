@@ -273,6 +273,7 @@ void Supervisor::Stop(absl::Time deadline) {
       Proc& p = procs_[i];
       if (p.pid > 0) {
         kill(p.pid, SIGTERM);  // drain: refuse new work, end, exit
+        kill(p.pid, SIGCONT);  // a stopped process must run to exit
         running.emplace_back(i, p.pid);
       }
       p.phase = Phase::kStopped;

@@ -53,6 +53,10 @@ void SetDeadline(grpc::ClientContext* context, absl::Time deadline) {
   }
 }
 
+// An idle worker that answers no stats poll for this long (or
+// health.watchdog_seconds if longer) is replaced.
+constexpr absl::Duration kUnansweredLimit = absl::Seconds(10);
+
 void Log(const std::string& message) {
   std::cerr << "rolloutd: " << message << std::endl;
 }
@@ -224,6 +228,7 @@ void WorkerPool::WorkerReady(int index, uint64_t incarnation,
     w.info = info;
     w.weight_version = info.weight_version();
     w.last_step_change = absl::Now();
+    w.last_answer = absl::Now();
     w.next_stats = absl::Now();
     if (model_ == nullptr) {
       model_ = std::make_shared<const rollout::v1::ModelInfo>(info.model());
@@ -354,7 +359,7 @@ void WorkerPool::Tick(absl::Time now) {
   struct Hung {
     int index;
     uint64_t incarnation;
-    absl::Duration idle;
+    std::string why;
   };
   std::vector<Hung> hung;
   std::vector<std::pair<int, double>> ages;
@@ -374,7 +379,19 @@ void WorkerPool::Tick(absl::Time now) {
       // connections). Off while frozen by Pause(KEEP) or loading weights.
       if (busy && watchdog > 0 && hold_ != Hold::kKeep && !w.updating &&
           now - w.Progress() > absl::Seconds(watchdog)) {
-        hung.push_back({i, w.incarnation, now - w.Progress()});
+        hung.push_back({i, w.incarnation,
+                        absl::StrCat("progress watchdog: no progress for ",
+                                     absl::FormatDuration(now - w.Progress()),
+                                     " while it had work")});
+      } else if (watchdog > 0 && !w.updating &&
+                 now - w.last_answer >
+                     std::max(absl::Seconds(watchdog), kUnansweredLimit)) {
+        // Idle, but its stats polls time out (e.g. a stopped process): it
+        // could not take work either.
+        hung.push_back(
+            {i, w.incarnation,
+             absl::StrCat("not answering: no reply to stats polls for ",
+                          absl::FormatDuration(now - w.last_answer))});
       }
       ages.emplace_back(i, busy
                                ? absl::ToDoubleSeconds(
@@ -414,9 +431,7 @@ void WorkerPool::Tick(absl::Time now) {
   for (const Hung& h : hung) {
     supervisor_->Kill(
         h.index, h.incarnation,
-        absl::StrCat(
-            "progress watchdog: no progress for ", absl::FormatDuration(h.idle),
-            " while it had work (health.watchdog_seconds = ", watchdog, ")"));
+        absl::StrCat(h.why, " (health.watchdog_seconds = ", watchdog, ")"));
   }
   {
     absl::MutexLock lock(&metrics_mu_);
@@ -447,6 +462,7 @@ void WorkerPool::PollStats(int index, uint64_t incarnation,
             if (status.ok()) {
               merge = true;
               w.suspect = false;  // it answers
+              w.last_answer = absl::Now();
               const wv1::WorkerStats& s = unary->response;
               if (s.steps() != w.last_steps) {
                 w.last_steps = s.steps();

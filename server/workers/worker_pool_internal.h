@@ -116,6 +116,9 @@ struct WorkerPool::Worker {
   uint64_t last_steps = 0;
   bool stats_in_flight = false;
   absl::Time next_stats = absl::InfinitePast();
+  // Last time it answered (ready, or a stats poll): an idle worker that
+  // stops answering is replaced too.
+  absl::Time last_answer = absl::InfinitePast();
   // Calls whose run on this process broke (re-run elsewhere), for the log.
   int lost_calls = 0;
   // From its last stats.

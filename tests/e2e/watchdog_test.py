@@ -1,7 +1,8 @@
 """The progress watchdog (issue 5 mechanism; issue 8's chaos suite builds on it): a worker stopped
 with SIGSTOP while it has work makes no progress; after health.watchdog_seconds health turns
 NOT_SERVING, rolloutd kills and replaces the worker, and the request it was running is re-run:
-the stream completes OK with exactly the tokens of an undisturbed run.
+the stream completes OK with exactly the tokens of an undisturbed run. A stopped idle worker
+(no work, so no progress to miss) is replaced once it has not answered a stats poll for 10 s.
 """
 
 import signal
@@ -44,6 +45,20 @@ class WatchdogTest(unittest.TestCase):
             self.assertEqual(finish[c.index], c.finish_reason)
         u.wait_ready(self.server)
         self.assertNotEqual(u.worker_pids(self.server)[0], victim)
+
+
+    def test_stopped_idle_worker_is_replaced(self):
+        victim = u.worker_pids(self.server)[0]
+        self.addCleanup(lambda: u.os.kill(victim, signal.SIGCONT)
+                        if u.os.path.exists("/proc/%d" % victim) else None)
+        u.os.kill(victim, signal.SIGSTOP)
+        u.wait_metric(self.server, "rollout_worker_restarts_total", {"worker": "0"},
+                      lambda v: v == 1, timeout=40)
+        self.assertIn("not answering", self.server.stderr_text())
+        u.wait_ready(self.server)
+        response = self.server.rollout.Generate(u.generate_request([1, 2], max_tokens=4),
+                                                timeout=30)
+        self.assertEqual(len(response.completions[0].token_ids), 4)
 
 
 if __name__ == "__main__":
