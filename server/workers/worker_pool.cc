@@ -806,7 +806,9 @@ DispatcherState WorkerPool::State() const {
     }
     if (w.process_ready && w.outstanding > 0) {
       state.requests_running += w.outstanding;
-      oldest_progress = std::min(oldest_progress, w.Progress());
+      // A weight load makes no tokens for a while, on purpose.
+      if (!w.updating)
+        oldest_progress = std::min(oldest_progress, w.Progress());
     }
   }
   state.weight_version = min_version;
