@@ -39,12 +39,18 @@ class Recorder : public Supervisor::Listener {
     ++ticks_;
   }
 
-  // Waits until `predicate` holds (under the lock) or 20 s pass.
-  template <typename P>
-  bool WaitFor(P predicate) {
+  // Wait until at least `n` exits / starts were reported (or 20 s pass).
+  bool WaitForLost(size_t n) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    auto cond = [&]()
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return predicate(); };
+    auto cond = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return whys_.size() >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&cond), absl::Seconds(20));
+  }
+  bool WaitForStarts(int n) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    auto cond = [this, n]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return starts_ >= n; };
     return mu_.AwaitWithTimeout(absl::Condition(&cond), absl::Seconds(20));
   }
 
@@ -75,7 +81,7 @@ TEST(SupervisorTest, CrashingWorkerIsRestartedWithBackOffAndReported) {
   Recorder recorder;
   Supervisor supervisor(Options("exit 3"), &recorder);
   supervisor.Start();
-  ASSERT_TRUE(recorder.WaitFor([&] { return recorder.whys_.size() >= 4; }));
+  ASSERT_TRUE(recorder.WaitForLost(4));
   {
     absl::MutexLock lock(&recorder.mu_);
     EXPECT_EQ(recorder.whys_[0], "exited with status 3");
@@ -98,7 +104,7 @@ TEST(SupervisorTest, StartupTimeoutKillsAWorkerThatNeverAnswers) {
   options.startup_timeout = absl::Milliseconds(200);
   Supervisor supervisor(std::move(options), &recorder);
   supervisor.Start();
-  ASSERT_TRUE(recorder.WaitFor([&] { return !recorder.whys_.empty(); }));
+  ASSERT_TRUE(recorder.WaitForLost(1));
   {
     absl::MutexLock lock(&recorder.mu_);
     EXPECT_NE(recorder.whys_[0].find("killed by signal 9"), std::string::npos)
@@ -115,14 +121,14 @@ TEST(SupervisorTest, KillReplacesTheProcessAndStopEndsEverything) {
   options.startup_timeout = absl::Seconds(600);
   Supervisor supervisor(std::move(options), &recorder);
   supervisor.Start();
-  ASSERT_TRUE(recorder.WaitFor([&] { return recorder.starts_ >= 1; }));
+  ASSERT_TRUE(recorder.WaitForStarts(1));
   auto first = supervisor.Snapshot()[0];
   ASSERT_GT(first.pid, 0);
   EXPECT_EQ(first.state, rollout::v1::WORKER_STATE_STARTING);
   // A stale incarnation is ignored.
   supervisor.Kill(0, first.incarnation + 1, "wrong process");
   supervisor.Kill(0, first.incarnation, "progress watchdog: test");
-  ASSERT_TRUE(recorder.WaitFor([&] { return recorder.starts_ >= 2; }));
+  ASSERT_TRUE(recorder.WaitForStarts(2));
   {
     absl::MutexLock lock(&recorder.mu_);
     ASSERT_EQ(recorder.whys_.size(), 1u);
