@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
@@ -60,16 +60,16 @@ void Warn(absl::string_view message) {
 class HealthKick {
  public:
   void Attach(HealthMonitor* monitor) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     monitor_ = monitor;
   }
   void Kick() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (monitor_ != nullptr) monitor_->Evaluate();
   }
 
  private:
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   HealthMonitor* monitor_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 

@@ -27,8 +27,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "model/cuda/device.h"
 #include "worker/service/device_choice.h"
 #include "worker/service/worker_options.h"
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
             << std::endl;
   service.StartDraining();
   rollout::worker::Executor* executor = runtime->executor.get();
-  absl::Notification drained;
+  rollout::Notification drained;
   std::thread drain([executor, &drained] {
     executor->Shutdown(rollout::worker::ShutdownMode::kDrain);
     drained.Notify();

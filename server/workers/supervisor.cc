@@ -40,7 +40,7 @@ void Supervisor::Start() {
 void Supervisor::Loop() {
   while (true) {
     CheckOnce(absl::Now());
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.period)) {
       return;
     }
@@ -75,7 +75,7 @@ void Supervisor::CheckOnce(absl::Time now) {
   std::vector<Probe> probes;
   std::vector<int> spawn;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (stopping_) return;
     for (int i = 0; i < static_cast<int>(procs_.size()); ++i) {
       Proc& p = procs_[i];
@@ -141,7 +141,7 @@ void Supervisor::SpawnWorker(int index) {
   uint64_t incarnation = 0;
   bool restart = false;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (stopping_) {
       if (pid.ok()) {
         kill(*pid, SIGKILL);
@@ -188,7 +188,7 @@ void Supervisor::StartProbe(Probe probe) {
       [this, call, probe](grpc::Status status) {
         bool ready = false;
         {
-          absl::MutexLock lock(&mu_);
+          rollout::MutexLock lock(&mu_);
           Proc& p = procs_[probe.index];
           if (!stopping_ && p.incarnation == probe.incarnation &&
               p.phase == Phase::kStarting) {
@@ -217,7 +217,7 @@ void Supervisor::StartProbe(Probe probe) {
 }
 
 void Supervisor::Kill(int index, uint64_t incarnation, const std::string& why) {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   if (index < 0 || index >= static_cast<int>(procs_.size())) return;
   Proc& p = procs_[index];
   if (p.incarnation != incarnation || p.pid <= 0 || !p.kill_reason.empty()) {
@@ -229,7 +229,7 @@ void Supervisor::Kill(int index, uint64_t incarnation, const std::string& why) {
 }
 
 std::vector<Supervisor::WorkerSnapshot> Supervisor::Snapshot() const {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   std::vector<WorkerSnapshot> out(procs_.size());
   for (size_t i = 0; i < procs_.size(); ++i) {
     const Proc& p = procs_[i];
@@ -260,7 +260,7 @@ std::vector<Supervisor::WorkerSnapshot> Supervisor::Snapshot() const {
 
 void Supervisor::Stop(absl::Time deadline) {
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
     stopping_ = true;
@@ -268,7 +268,7 @@ void Supervisor::Stop(absl::Time deadline) {
   if (thread_.joinable()) thread_.join();
   std::vector<std::pair<int, pid_t>> running;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     for (int i = 0; i < static_cast<int>(procs_.size()); ++i) {
       Proc& p = procs_[i];
       if (p.pid > 0) {

@@ -30,8 +30,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "rollout/v1/rollout.pb.h"
 #include "rollout/worker/v1/worker.pb.h"
 #include "server/workers/restart_policy.h"
@@ -142,7 +142,7 @@ class Supervisor {
 
   const SupervisorOptions options_;
   Listener* const listener_;
-  mutable absl::Mutex mu_;
+  mutable rollout::Mutex mu_;
   std::vector<Proc> procs_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/mutex.h"
 #include "gtest/gtest.h"
 
 namespace rollout::server::workers {
@@ -19,42 +19,42 @@ namespace {
 class Recorder : public Supervisor::Listener {
  public:
   void WorkerStarting(int index, uint64_t incarnation, bool restart) override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     ++starts_;
     if (restart) ++restarts_;
   }
   void WorkerReady(int, uint64_t, std::shared_ptr<WorkerConnection>,
                    const rollout::worker::v1::WorkerInfo&) override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     ++ready_;
   }
   void WorkerLost(int index, uint64_t incarnation, const std::string& why,
                   bool crash_loop) override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     whys_.push_back(why);
     loops_.push_back(crash_loop);
   }
   void Tick(absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     ++ticks_;
   }
 
   // Wait until at least `n` exits / starts were reported (or 20 s pass).
   bool WaitForLost(size_t n) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     auto cond = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return whys_.size() >= n;
     };
     return mu_.AwaitWithTimeout(absl::Condition(&cond), absl::Seconds(20));
   }
   bool WaitForStarts(int n) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     auto cond = [this, n]()
                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return starts_ >= n; };
     return mu_.AwaitWithTimeout(absl::Condition(&cond), absl::Seconds(20));
   }
 
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   int starts_ ABSL_GUARDED_BY(mu_) = 0;
   int restarts_ ABSL_GUARDED_BY(mu_) = 0;
   int ready_ ABSL_GUARDED_BY(mu_) = 0;
@@ -83,7 +83,7 @@ TEST(SupervisorTest, CrashingWorkerIsRestartedWithBackOffAndReported) {
   supervisor.Start();
   ASSERT_TRUE(recorder.WaitForLost(4));
   {
-    absl::MutexLock lock(&recorder.mu_);
+    rollout::MutexLock lock(&recorder.mu_);
     EXPECT_EQ(recorder.whys_[0], "exited with status 3");
     EXPECT_FALSE(recorder.loops_[0]);  // a first failure restarts at once
     EXPECT_TRUE(recorder.loops_[1]);   // then it counts as a crash loop
@@ -106,7 +106,7 @@ TEST(SupervisorTest, StartupTimeoutKillsAWorkerThatNeverAnswers) {
   supervisor.Start();
   ASSERT_TRUE(recorder.WaitForLost(1));
   {
-    absl::MutexLock lock(&recorder.mu_);
+    rollout::MutexLock lock(&recorder.mu_);
     EXPECT_NE(recorder.whys_[0].find("killed by signal 9"), std::string::npos)
         << recorder.whys_[0];
     EXPECT_NE(recorder.whys_[0].find("workers.startup_timeout_seconds"),
@@ -130,7 +130,7 @@ TEST(SupervisorTest, KillReplacesTheProcessAndStopEndsEverything) {
   supervisor.Kill(0, first.incarnation, "progress watchdog: test");
   ASSERT_TRUE(recorder.WaitForStarts(2));
   {
-    absl::MutexLock lock(&recorder.mu_);
+    rollout::MutexLock lock(&recorder.mu_);
     ASSERT_EQ(recorder.whys_.size(), 1u);
     EXPECT_NE(recorder.whys_[0].find("progress watchdog: test"),
               std::string::npos);
@@ -142,11 +142,11 @@ TEST(SupervisorTest, KillReplacesTheProcessAndStopEndsEverything) {
   EXPECT_NE(kill(second, 0), 0);  // reaped: gone
   int ticks;
   {
-    absl::MutexLock lock(&recorder.mu_);
+    rollout::MutexLock lock(&recorder.mu_);
     ticks = recorder.ticks_;
   }
   absl::SleepFor(absl::Milliseconds(50));
-  absl::MutexLock lock(&recorder.mu_);
+  rollout::MutexLock lock(&recorder.mu_);
   EXPECT_EQ(recorder.ticks_, ticks);  // no callback after Stop
 }
 

@@ -27,17 +27,17 @@ WorkerConnection::WorkerConnection(const std::string& socket_path)
 }
 
 void InFlight::Begin() {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   ++count_;
 }
 
 void InFlight::End() {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   --count_;
 }
 
 bool InFlight::WaitIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   auto idle = [this]()
                   ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return count_ == 0; };
   return mu_.AwaitWithDeadline(absl::Condition(&idle), deadline);

@@ -15,8 +15,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/client_callback.h"
@@ -45,7 +45,7 @@ class InFlight {
   bool WaitIdle(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   int64_t count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
+#include "common/mutex.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
@@ -93,11 +93,11 @@ class WorkerClientTest : public ::testing::Test {
   }
 
   struct Seen {
-    absl::Mutex mu;
+    rollout::Mutex mu;
     std::vector<wv1::GenerateEvent> events ABSL_GUARDED_BY(mu);
     grpc::Status status ABSL_GUARDED_BY(mu);
     int ends ABSL_GUARDED_BY(mu) = 0;
-    absl::Notification ended;
+    rollout::Notification ended;
   };
 
   std::shared_ptr<WorkerGenerateCall> Start(const std::string& id, Seen* seen) {
@@ -107,12 +107,12 @@ class WorkerClientTest : public ::testing::Test {
     return WorkerGenerateCall::Start(
         *connection_, request,
         [seen](const wv1::GenerateEvent& e) {
-          absl::MutexLock lock(&seen->mu);
+          rollout::MutexLock lock(&seen->mu);
           seen->events.push_back(e);
         },
         [seen](const grpc::Status& s) {
           {
-            absl::MutexLock lock(&seen->mu);
+            rollout::MutexLock lock(&seen->mu);
             seen->status = s;
             ++seen->ends;
           }
@@ -133,7 +133,7 @@ TEST_F(WorkerClientTest, EventsInOrderThenOneEnd) {
   auto call = Start("ok", &seen);
   ASSERT_TRUE(seen.ended.WaitForNotificationWithTimeout(absl::Seconds(20)));
   EXPECT_TRUE(in_flight_.WaitIdle(absl::Now() + absl::Seconds(5)));
-  absl::MutexLock lock(&seen.mu);
+  rollout::MutexLock lock(&seen.mu);
   EXPECT_TRUE(seen.status.ok()) << seen.status.error_message();
   EXPECT_EQ(seen.ends, 1);
   ASSERT_EQ(seen.events.size(), 5u);
@@ -152,7 +152,7 @@ TEST_F(WorkerClientTest, CancelEndsTheCall) {
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
   while (absl::Now() < deadline) {
     {
-      absl::MutexLock lock(&seen.mu);
+      rollout::MutexLock lock(&seen.mu);
       if (!seen.events.empty()) break;
     }
     absl::SleepFor(absl::Milliseconds(2));
@@ -160,7 +160,7 @@ TEST_F(WorkerClientTest, CancelEndsTheCall) {
   call->Cancel();
   ASSERT_TRUE(seen.ended.WaitForNotificationWithTimeout(absl::Seconds(20)));
   EXPECT_TRUE(in_flight_.WaitIdle(absl::Now() + absl::Seconds(5)));
-  absl::MutexLock lock(&seen.mu);
+  rollout::MutexLock lock(&seen.mu);
   EXPECT_EQ(seen.status.error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_EQ(seen.ends, 1);
 }

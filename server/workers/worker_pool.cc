@@ -31,7 +31,7 @@ class Countdown {
     absl::AnyInvocable<void(absl::Status)> done;
     absl::Status result;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       if (!status.ok() && first_error_.ok()) first_error_ = status;
       if (--remaining_ > 0) return;
       done = std::move(done_);
@@ -41,7 +41,7 @@ class Countdown {
   }
 
  private:
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   int remaining_ ABSL_GUARDED_BY(mu_);
   absl::Status first_error_ ABSL_GUARDED_BY(mu_);
   absl::AnyInvocable<void(absl::Status)> done_ ABSL_GUARDED_BY(mu_);
@@ -112,11 +112,11 @@ WorkerPool::WorkerPool(const DispatcherEnv& env, WorkerPoolOptions options,
   const rollout::v1::WorkersConfig& w = env.config->config.workers();
   const int count = w.count();
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     workers_.resize(count);
   }
   {
-    absl::MutexLock lock(&metrics_mu_);
+    rollout::MutexLock lock(&metrics_mu_);
     for (int i = 0; i < count; ++i) {
       worker_metrics_.push_back(std::make_unique<WorkerMetrics>(metrics_, i));
     }
@@ -145,7 +145,7 @@ absl::StatusOr<SpawnSpec> WorkerPool::Launch(int index) {
   std::shared_ptr<const ConfigSnapshot> config;
   WorkerLaunch launch;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     config = config_;
     launch.weights_dir = weights_path_;
     launch.weight_version = weights_version_;
@@ -183,7 +183,7 @@ void WorkerPool::NotifyStateChanged() {
 // -------------------------------------------------------- Supervisor events
 
 void WorkerPool::WorkerStarting(int index, uint64_t incarnation, bool restart) {
-  absl::MutexLock lock(&metrics_mu_);
+  rollout::MutexLock lock(&metrics_mu_);
   WorkerMetrics& m = MetricsOf(index);
   m.NewProcess();
   m.SetCrashLoop(false);
@@ -218,7 +218,7 @@ void WorkerPool::WorkerReady(int index, uint64_t incarnation,
   std::string path;
   uint64_t version = 0;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (shutting_down_) return;
     Worker& w = workers_[index];
     w = Worker();
@@ -244,7 +244,7 @@ void WorkerPool::WorkerReady(int index, uint64_t incarnation,
     }
   }
   {
-    absl::MutexLock lock(&metrics_mu_);
+    rollout::MutexLock lock(&metrics_mu_);
     WorkerMetrics& m = MetricsOf(index);
     m.SetDevice(info.device());
     m.SetReady(!catch_up);
@@ -275,7 +275,7 @@ void WorkerPool::CatchUp(int index, uint64_t incarnation,
         Actions actions;
         bool routable = false;
         {
-          absl::MutexLock lock(&mu_);
+          rollout::MutexLock lock(&mu_);
           Worker& w = workers_[index];
           if (w.incarnation == incarnation && w.process_ready) {
             w.updating = false;
@@ -292,7 +292,7 @@ void WorkerPool::CatchUp(int index, uint64_t incarnation,
           }
         }
         if (routable) {
-          absl::MutexLock lock(&metrics_mu_);
+          rollout::MutexLock lock(&metrics_mu_);
           MetricsOf(index).SetReady(true);
           MetricsOf(index).SetWeightVersion(version);
         }
@@ -305,7 +305,7 @@ void WorkerPool::WorkerLost(int index, uint64_t incarnation,
                             const std::string& why, bool crash_loop) {
   Actions actions;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     Worker& w = workers_[index];
     // Its calls end with the process (their streams break); cancel them in
     // case the socket lingers, so they are re-run now.
@@ -343,7 +343,7 @@ void WorkerPool::WorkerLost(int index, uint64_t incarnation,
     actions.state_changed = true;
   }
   {
-    absl::MutexLock lock(&metrics_mu_);
+    rollout::MutexLock lock(&metrics_mu_);
     WorkerMetrics& m = MetricsOf(index);
     m.SetReady(false);
     m.ProcessGone();
@@ -367,7 +367,7 @@ void WorkerPool::Tick(absl::Time now) {
       polls;
   int watchdog = 0;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (shutting_down_) return;
     watchdog = config_->config.health().watchdog_seconds();
     for (int i = 0; i < static_cast<int>(workers_.size()); ++i) {
@@ -434,7 +434,7 @@ void WorkerPool::Tick(absl::Time now) {
         absl::StrCat(h.why, " (health.watchdog_seconds = ", watchdog, ")"));
   }
   {
-    absl::MutexLock lock(&metrics_mu_);
+    rollout::MutexLock lock(&metrics_mu_);
     for (const auto& [index, age] : ages) MetricsOf(index).SetLastTokenAge(age);
   }
   for (auto& [index, incarnation, connection] : polls) {
@@ -455,7 +455,7 @@ void WorkerPool::PollStats(int index, uint64_t incarnation,
       [this, index, incarnation, unary](grpc::Status status) {
         bool merge = false;
         {
-          absl::MutexLock lock(&mu_);
+          rollout::MutexLock lock(&mu_);
           Worker& w = workers_[index];
           if (w.incarnation == incarnation && w.process_ready) {
             w.stats_in_flight = false;
@@ -475,7 +475,7 @@ void WorkerPool::PollStats(int index, uint64_t incarnation,
           }
         }
         if (merge) {
-          absl::MutexLock lock(&metrics_mu_);
+          rollout::MutexLock lock(&metrics_mu_);
           MetricsOf(index).Merge(unary->response);
         }
         in_flight_.End();
@@ -488,7 +488,7 @@ void WorkerPool::FanOutPause(rollout::v1::PauseMode mode, absl::Time deadline,
                              absl::AnyInvocable<void(absl::Status)> done) {
   std::vector<std::shared_ptr<WorkerConnection>> targets;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     for (const Worker& w : workers_) {
       if (w.process_ready && w.connection != nullptr) {
         targets.push_back(w.connection);
@@ -534,7 +534,7 @@ void WorkerPool::Pause(rollout::v1::PauseMode mode, absl::Time deadline,
   Hold previous;
   int live = 0;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     previous = hold_;
     live = static_cast<int>(calls_.size());
     switch (mode) {
@@ -597,7 +597,7 @@ void WorkerPool::Resume(Callback<rollout::v1::ResumeResponse> done) {
   Actions actions;
   int resumed = 0;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (hold_ == Hold::kKeep) resumed = static_cast<int>(calls_.size());
     hold_ = Hold::kNone;
     for (PauseWaiter& waiter : drain_waiters_) {
@@ -632,7 +632,7 @@ void WorkerPool::UpdateWeights(
   uint64_t version = 0;
   absl::Status refused;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     uint64_t current = weights_version_;
     for (int i = 0; i < static_cast<int>(workers_.size()); ++i) {
       const Worker& w = workers_[i];
@@ -665,13 +665,13 @@ void WorkerPool::UpdateWeights(
   }
   const absl::Time start = absl::Now();
   struct Results {
-    absl::Mutex mu;
+    rollout::Mutex mu;
     int remaining ABSL_GUARDED_BY(mu);
     std::vector<std::pair<int, absl::Status>> outcomes ABSL_GUARDED_BY(mu);
   };
   auto results = std::make_shared<Results>();
   {
-    absl::MutexLock lock(&results->mu);
+    rollout::MutexLock lock(&results->mu);
     results->remaining = static_cast<int>(targets.size());
   }
   auto shared_done =
@@ -692,7 +692,7 @@ void WorkerPool::UpdateWeights(
          start](grpc::Status status) {
           std::vector<std::pair<int, absl::Status>> outcomes;
           {
-            absl::MutexLock lock(&results->mu);
+            rollout::MutexLock lock(&results->mu);
             results->outcomes.emplace_back(t.index, FromGrpc(status));
             if (--results->remaining > 0) {
               in_flight_.End();
@@ -704,7 +704,7 @@ void WorkerPool::UpdateWeights(
           absl::Status first_error;
           int ok = 0;
           {
-            absl::MutexLock lock(&mu_);
+            rollout::MutexLock lock(&mu_);
             updating_ = false;
             for (const auto& [index, s] : outcomes) {
               workers_[index].updating = false;
@@ -740,7 +740,7 @@ void WorkerPool::UpdateWeights(
                 .Observe(seconds);
           }
           if (ok > 0) {
-            absl::MutexLock lock(&metrics_mu_);
+            rollout::MutexLock lock(&metrics_mu_);
             for (const auto& [index, s] : outcomes) {
               if (s.ok()) MetricsOf(index).SetWeightVersion(version);
             }
@@ -764,14 +764,14 @@ void WorkerPool::ApplyConfig(std::shared_ptr<const ConfigSnapshot> config) {
   // Hot fields read here: health.watchdog_seconds (each tick). The engine
   // settings (replay_ssm.enabled, auto_min_batch_size) reach workers when
   // they (re)start.
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   config_ = std::move(config);
 }
 
 DispatcherState WorkerPool::State() const {
   const std::vector<Supervisor::WorkerSnapshot> procs = supervisor_->Snapshot();
   DispatcherState state;
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   uint64_t min_version = 0;
   bool any_ready = false;
   absl::Time oldest_progress = absl::InfiniteFuture();
@@ -820,7 +820,7 @@ DispatcherState WorkerPool::State() const {
 }
 
 std::shared_ptr<const rollout::v1::ModelInfo> WorkerPool::Model() const {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   return model_;
 }
 
@@ -854,7 +854,7 @@ void WorkerPool::ObserveLatencies(const Call& call,
 void WorkerPool::Shutdown(absl::Time deadline) {
   Actions actions;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (shutting_down_) return;
     shutting_down_ = true;
     std::vector<std::shared_ptr<Call>> waiting;
@@ -888,7 +888,7 @@ void WorkerPool::Shutdown(absl::Time deadline) {
   Run(std::move(actions));
   // Cancelled calls end at once (their worker calls are cancelled locally).
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     auto none_left = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return calls_.empty();
     };

@@ -45,7 +45,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "server/dispatcher.h"
 #include "server/rollout_server.h"
 #include "server/serial_executor.h"
@@ -189,7 +189,7 @@ class WorkerPool final : public Dispatcher, private Supervisor::Listener {
   const std::function<void()> state_changed_;
   std::unique_ptr<SocketDir> sockets_;
 
-  mutable absl::Mutex mu_;
+  mutable rollout::Mutex mu_;
   std::shared_ptr<const ConfigSnapshot> config_ ABSL_GUARDED_BY(mu_);
   std::vector<Worker> workers_ ABSL_GUARDED_BY(mu_);
   // Every call not finished yet, by serial; pending_ holds those waiting
@@ -212,7 +212,7 @@ class WorkerPool final : public Dispatcher, private Supervisor::Listener {
   std::string backend_ ABSL_GUARDED_BY(mu_) = "none";
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
 
-  absl::Mutex metrics_mu_;
+  rollout::Mutex metrics_mu_;
   std::vector<std::unique_ptr<WorkerMetrics>> worker_metrics_
       ABSL_GUARDED_BY(metrics_mu_);
 

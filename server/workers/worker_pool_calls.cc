@@ -67,7 +67,7 @@ void WorkerPool::AbortCollector::Add(const std::string& id,
   Done done;
   std::optional<rollout::v1::AbortResponse> answer;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     response_.add_request_ids(id);
     if (response.has_value()) *response_.add_aborted() = *std::move(response);
     ++finished_;
@@ -81,7 +81,7 @@ void WorkerPool::AbortCollector::Arm() {
   Done done;
   std::optional<rollout::v1::AbortResponse> answer;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     armed_ = true;
     answer = TakeIfDoneLocked();
     if (answer.has_value()) done = std::move(done_);
@@ -141,7 +141,7 @@ void WorkerPool::Submit(std::shared_ptr<Call> call) {
   Actions actions;
   absl::Status rejected;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     std::vector<WorkerLoad> loads;
     for (const Worker& w : workers_) {
       loads.push_back({w.ready, 0, 1, 0, w.weight_version});
@@ -313,7 +313,7 @@ void WorkerPool::StartAttempt(const std::shared_ptr<Call>& call,
         MicrosOrZero(call->context.deadline));
     bool cancel_now;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       attempt->score = unary;
       cancel_now = call->cancelled || call->abort_requested;
     }
@@ -330,7 +330,7 @@ void WorkerPool::StartAttempt(const std::shared_ptr<Call>& call,
     return;
   }
   {
-    absl::MutexLock lock(&call->out_mu);
+    rollout::MutexLock lock(&call->out_mu);
     call->assembler.StartAttempt();
   }
   wv1::GenerateRequest request;
@@ -348,7 +348,7 @@ void WorkerPool::StartAttempt(const std::shared_ptr<Call>& call,
       &in_flight_);
   bool cancel_now;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     attempt->stream = stream;
     // Cancelled, or already failed (e.g. a diverging re-run) meanwhile.
     cancel_now = (call->cancelled || call->retired) && !attempt->ended;
@@ -363,7 +363,7 @@ void WorkerPool::OnGenerateEvent(const std::shared_ptr<Call>& call,
   for (const auto& d : event.deltas()) tokens += d.token_ids_size();
   bool send_abort = false;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (call->attempt != attempt || call->retired) return;
     const absl::Time now = absl::Now();
     Worker& w = workers_[attempt->worker];
@@ -393,7 +393,7 @@ void WorkerPool::OnGenerateEvent(const std::shared_ptr<Call>& call,
   }
   absl::Status broken;
   {
-    absl::MutexLock lock(&call->out_mu);
+    rollout::MutexLock lock(&call->out_mu);
     if (call->finished) return;
     auto deltas = call->assembler.Apply(event);
     if (!deltas.ok()) {
@@ -416,7 +416,7 @@ void WorkerPool::OnGenerateEvent(const std::shared_ptr<Call>& call,
   Actions actions;
   std::shared_ptr<WorkerGenerateCall> stream;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     stream = attempt->stream;
     if (call->attempt == attempt && !call->retired) {
       ReleaseLocked(*call);
@@ -436,7 +436,7 @@ void WorkerPool::OnAttemptEnd(const std::shared_ptr<Call>& call,
                               std::shared_ptr<wv1::ScoreResult> score) {
   Actions actions;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     attempt->ended = true;
     if (call->attempt != attempt || call->retired) return;
     ReleaseLocked(*call);
@@ -494,7 +494,7 @@ void WorkerPool::OnAttemptEnd(const std::shared_ptr<Call>& call,
 void WorkerPool::CancelCall(uint64_t serial) {
   Actions actions;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     auto it = calls_.find(serial);
     if (it == calls_.end()) return;  // already finished
     std::shared_ptr<Call> call = it->second;
@@ -526,7 +526,7 @@ void WorkerPool::SendCancels(int worker, uint64_t incarnation,
                              std::vector<std::string> ids, bool all) {
   std::shared_ptr<WorkerConnection> connection;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     const Worker& w = workers_[worker];
     if (w.incarnation != incarnation || w.connection == nullptr) return;
     connection = w.connection;
@@ -553,7 +553,7 @@ void WorkerPool::Abort(const rollout::v1::AbortRequest& request,
   // Per worker process: the attempt ids to abort there.
   std::map<std::pair<int, uint64_t>, std::vector<std::string>> cancels;
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     std::vector<std::shared_ptr<Call>> targets;
     for (const auto& [serial, call] : calls_) {
       if (all || call->public_id == request.request_id()) {
@@ -607,7 +607,7 @@ void WorkerPool::FinishGenerate(Call& call) {
   absl::Status status;
   GenerateResponse response;
   {
-    absl::MutexLock lock(&call.out_mu);
+    rollout::MutexLock lock(&call.out_mu);
     if (call.finished) return;
     call.finished = true;
     switch (call.end) {
@@ -698,7 +698,7 @@ void WorkerPool::FinishScore(Call& call) {
   absl::Status status;
   rollout::v1::ScoreResponse response;
   {
-    absl::MutexLock lock(&call.out_mu);
+    rollout::MutexLock lock(&call.out_mu);
     if (call.finished) return;
     call.finished = true;
   }

@@ -12,8 +12,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "server/workers/generate_assembler.h"
 #include "server/workers/worker_client.h"
 #include "server/workers/worker_pool.h"
@@ -89,7 +89,7 @@ struct WorkerPool::Call {
 
   // Output side: one thread at a time. May be held while taking the pool's
   // mu_ (a sink's Write can cancel its call), never the other way round.
-  absl::Mutex out_mu;
+  rollout::Mutex out_mu;
   GenerateAssembler assembler ABSL_GUARDED_BY(out_mu);
   bool first_chunk_sent ABSL_GUARDED_BY(out_mu) = false;
   bool finished ABSL_GUARDED_BY(out_mu) = false;
@@ -148,7 +148,7 @@ class WorkerPool::AbortCollector {
   explicit AbortCollector(Done done) : done_(std::move(done)) {}
 
   void Expect() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     ++expected_;
   }
   // A call finished: its id, and its (partial) response for Generate calls.
@@ -163,7 +163,7 @@ class WorkerPool::AbortCollector {
   std::optional<rollout::v1::AbortResponse> TakeIfDoneLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   Done done_ ABSL_GUARDED_BY(mu_);
   rollout::v1::AbortResponse response_ ABSL_GUARDED_BY(mu_);
   int expected_ ABSL_GUARDED_BY(mu_) = 0;

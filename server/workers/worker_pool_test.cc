@@ -13,9 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/mutex.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/config/config_defaults.h"
@@ -27,12 +26,12 @@ namespace {
 class RecordingSink : public GenerateSink {
  public:
   void Write(rollout::v1::GenerateStreamChunk chunk) override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     chunks_.push_back(std::move(chunk));
   }
   void Finish(absl::StatusOr<rollout::v1::GenerateResponse> result) override {
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       result_ = std::move(result);
       finish_thread_ = std::this_thread::get_id();
       finished_during_cancel_ = in_cancel.load();
@@ -41,18 +40,18 @@ class RecordingSink : public GenerateSink {
   }
   absl::StatusOr<rollout::v1::GenerateResponse> Wait() {
     EXPECT_TRUE(done_.WaitForNotificationWithTimeout(absl::Seconds(60)));
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     return result_;
   }
 
   std::atomic<bool> in_cancel{false};
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   std::vector<rollout::v1::GenerateStreamChunk> chunks_ ABSL_GUARDED_BY(mu_);
   absl::StatusOr<rollout::v1::GenerateResponse> result_ ABSL_GUARDED_BY(mu_) =
       absl::UnknownError("not finished");
   std::thread::id finish_thread_ ABSL_GUARDED_BY(mu_);
   bool finished_during_cancel_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Notification done_;
+  rollout::Notification done_;
 };
 
 std::shared_ptr<const rollout::v1::GenerateRequest> Request(int n,
@@ -165,7 +164,7 @@ TEST_F(WorkerPoolTest, StreamWritesDeltasThenALastChunk) {
   RecordingSink sink;
   auto handle = pool_->Generate(Request(2, 5), true, Context(), &sink);
   ASSERT_TRUE(sink.Wait().ok());
-  absl::MutexLock lock(&sink.mu_);
+  rollout::MutexLock lock(&sink.mu_);
   ASSERT_FALSE(sink.chunks_.empty());
   int tokens = 0;
   for (const auto& chunk : sink.chunks_) {
@@ -185,7 +184,7 @@ TEST_F(WorkerPoolTest, CancelFinishesLaterNeverInline) {
   handle->Cancel();
   sink.in_cancel.store(false);
   EXPECT_EQ(sink.Wait().status().code(), absl::StatusCode::kCancelled);
-  absl::MutexLock lock(&sink.mu_);
+  rollout::MutexLock lock(&sink.mu_);
   EXPECT_FALSE(sink.finished_during_cancel_);
 }
 
@@ -193,7 +192,7 @@ TEST_F(WorkerPoolTest, AbortOfAnUnknownIdIsNotFound) {
   ASSERT_TRUE(WaitReady());
   rollout::v1::AbortRequest request;
   request.set_request_id("nope");
-  absl::Notification done;
+  rollout::Notification done;
   absl::Status status;
   pool_->Abort(request, [&](absl::StatusOr<rollout::v1::AbortResponse> r) {
     status = r.status();

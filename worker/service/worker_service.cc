@@ -7,8 +7,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/mutex.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/grpc_status.h"
@@ -32,16 +32,16 @@ class ListenerBridge {
  public:
   explicit ListenerBridge(Reactor* reactor) : reactor_(reactor) {}
   void Notify() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     if (reactor_ != nullptr) reactor_->OnStreamEvents();
   }
   void Detach() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     reactor_ = nullptr;
   }
 
  private:
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   Reactor* reactor_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -69,7 +69,7 @@ class GenerateReactor final
     stream_ = *std::move(stream);
     {
       // Before the listener: the `accepted` event is always the first write.
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       writing_ = true;
       event_.set_accepted(true);
     }
@@ -84,7 +84,7 @@ class GenerateReactor final
 
   void OnWriteDone(bool ok) override {
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       writing_ = false;
       if (!ok) {
         cancelled_ = true;  // the client is gone
@@ -98,7 +98,7 @@ class GenerateReactor final
 
   void OnCancel() override {
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       cancelled_ = true;
     }
     // The engine aborts the request within one step and frees its slots.
@@ -118,7 +118,7 @@ class GenerateReactor final
     Action action = Action::kNothing;
     grpc::Status finish;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       if (finish_called_ || writing_) return;
       if (cancelled_ || done_written_) {
         finish_called_ = true;
@@ -166,7 +166,7 @@ class GenerateReactor final
   const std::shared_ptr<std::atomic<int64_t>> weight_version_;
   std::unique_ptr<ResultStream> stream_;
   std::shared_ptr<ListenerBridge<GenerateReactor>> bridge_;
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   // Filled under mu_, then read by gRPC while writing_ (one write at a time).
   wv1::GenerateEvent event_;
   std::vector<int> offsets_ ABSL_GUARDED_BY(mu_);  // tokens sent per
@@ -205,7 +205,7 @@ class ScoreReactor final : public grpc::ServerUnaryReactor {
   void OnStreamEvents() ABSL_LOCKS_EXCLUDED(mu_) {
     grpc::Status status;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       if (finish_called_) return;
       bool done = false;
       while (std::optional<StreamEvent> next = stream_->TryPop()) {
@@ -259,7 +259,7 @@ class ScoreReactor final : public grpc::ServerUnaryReactor {
   wv1::ScoreResult* const response_;
   std::unique_ptr<ResultStream> stream_;
   std::shared_ptr<ListenerBridge<ScoreReactor>> bridge_;
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   std::vector<CompletionResult> results_ ABSL_GUARDED_BY(mu_);
   GroupSummary summary_ ABSL_GUARDED_BY(mu_);
   bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
