@@ -47,8 +47,8 @@ class DeadlineTest(unittest.TestCase):
         self.assertLess(u.elapsed(start), 5)
         self.assert_back_to_idle()
         # The worker is fine: the next request is served.
-        response = self.server.rollout.Generate(u.generate_request([1, 2, 3], max_tokens=4),
-                                                timeout=30)
+        response = self.server.rollout.Generate(
+            u.generate_request([1, 2, 3], max_tokens=4, ignore_eos=True), timeout=30)
         self.assertEqual(len(response.completions[0].token_ids), 4)
 
     def test_deadline_mid_generation_frees_the_slots(self):

@@ -112,7 +112,10 @@ def generate_request(prompt, n=1, max_tokens=16, seed=None, temperature=None, ig
 
 
 def collect_stream(chunks):
-    """Assembles GenerateStream chunks: ({index: tokens}, {index: logprobs}, {index: finish}, last)."""
+    """Assembles GenerateStream chunks.
+
+    Returns ({index: tokens}, {index: logprobs}, {index: finish reason}, last chunk).
+    """
     tokens, logprobs, finish = {}, {}, {}
     last = None
     for chunk in chunks:

@@ -70,7 +70,8 @@ class GenerateTest(unittest.TestCase):
         for i in range(PROMPTS):
             prompt = self.golden["prompt_%d" % i].tolist()
             want = self.golden["greedy_tokens_%d" % i].tolist()
-            expected_logprobs = u.log_softmax(self.golden["greedy_logits_%d" % i].astype(np.float64))
+            logits = self.golden["greedy_logits_%d" % i].astype(np.float64)
+            expected_logprobs = u.log_softmax(logits)
             request = u.generate_request(prompt, n=8, max_tokens=len(want), temperature=0.0,
                                          ignore_eos=True, logprobs=True)
             response = self.server.rollout.Generate(request, timeout=120)

@@ -56,8 +56,8 @@ class WatchdogTest(unittest.TestCase):
                       lambda v: v == 1, timeout=40)
         self.assertIn("not answering", self.server.stderr_text())
         u.wait_ready(self.server)
-        response = self.server.rollout.Generate(u.generate_request([1, 2], max_tokens=4),
-                                                timeout=30)
+        response = self.server.rollout.Generate(
+            u.generate_request([1, 2], max_tokens=4, ignore_eos=True), timeout=30)
         self.assertEqual(len(response.completions[0].token_ids), 4)
 
 
