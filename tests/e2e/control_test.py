@@ -144,7 +144,8 @@ class ControlTest(unittest.TestCase):
         self.assertEqual({w.weight_version for w in server_info.workers}, {before + 1})
         # Both workers serve it (concurrent requests spread over them).
         futures = [self.server.rollout.Generate.future(
-            u.generate_request([4, 5], n=2, max_tokens=4, seed=i), timeout=60) for i in range(4)]
+            u.generate_request([4, 5], n=2, max_tokens=32, seed=i, ignore_eos=True), timeout=60)
+            for i in range(4)]
         responses = [f.result() for f in futures]
         self.assertEqual({r.worker for r in responses}, {"0", "1"})
         for r in responses:
