@@ -17,7 +17,7 @@ export DEBIAN_FRONTEND=noninteractive
 PACKAGES=(
   # toolchain and build
   g++ pkg-config bazel-bootstrap bazel-rules-java unzip curl ca-certificates
-  clang-14 libclang-rt-14-dev clang-format
+  clang-14 libclang-rt-14-dev lld-14 llvm-14 clang-format
   # C++ libraries
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev grpc-proto
