@@ -89,11 +89,11 @@ struct RolloutFamilies {
   prometheus::Family<prometheus::Histogram>& prefill_seconds;
   prometheus::Family<prometheus::Histogram>& decode_step_seconds;
   prometheus::Family<prometheus::Gauge>& state_slots_used;
-  prometheus::Family<prometheus::Gauge>& state_slots_total;
+  prometheus::Family<prometheus::Gauge>& state_slots_capacity;
   prometheus::Family<prometheus::Gauge>& kv_blocks_used;
-  prometheus::Family<prometheus::Gauge>& kv_blocks_total;
+  prometheus::Family<prometheus::Gauge>& kv_blocks_capacity;
   prometheus::Family<prometheus::Gauge>& replayssm_rings_used;
-  prometheus::Family<prometheus::Gauge>& replayssm_rings_total;
+  prometheus::Family<prometheus::Gauge>& replayssm_rings_capacity;
   prometheus::Family<prometheus::Gauge>& pool_used_bytes;
   prometheus::Family<prometheus::Gauge>& pool_peak_bytes;
   prometheus::Family<prometheus::Gauge>& gpu_memory_used_bytes;

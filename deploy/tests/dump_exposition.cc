@@ -60,11 +60,11 @@ void AddSamples(RolloutMetrics& m) {
   f.prefill_seconds.Add(w0, StepBuckets()).Observe(0.03);
   f.decode_step_seconds.Add(w0, StepBuckets()).Observe(0.02);
   f.state_slots_used.Add(w0).Set(8);
-  f.state_slots_total.Add(w0).Set(64);
+  f.state_slots_capacity.Add(w0).Set(64);
   f.kv_blocks_used.Add(w0).Set(100);
-  f.kv_blocks_total.Add(w0).Set(1000);
+  f.kv_blocks_capacity.Add(w0).Set(1000);
   f.replayssm_rings_used.Add(w0).Set(8);
-  f.replayssm_rings_total.Add(w0).Set(64);
+  f.replayssm_rings_capacity.Add(w0).Set(64);
   f.pool_used_bytes.Add({{"worker", "0"}, {"pool", "state"}}).Set(1 << 20);
   f.pool_peak_bytes.Add({{"worker", "0"}, {"pool", "state"}}).Set(2 << 20);
   f.gpu_memory_used_bytes.Add({{"worker", "0"}, {"device", "cpu"}})

@@ -99,12 +99,12 @@ void WorkerMetrics::Merge(const WorkerStats& s) {
   f.state_slots_used.Add(w).Set(s.state_slots().used());
   f.kv_blocks_used.Add(w).Set(s.kv_blocks().used());
   f.replayssm_rings_used.Add(w).Set(s.rings().used());
-  // Not published: rollout_state_slots_total, rollout_kv_blocks_total and
-  // rollout_replayssm_rings_total are gauges whose catalog names end in
-  // "_total", which `promtool check metrics` rejects ("non-counter metrics
-  // should not have _total suffix") as soon as they have a series. They stay
-  // HELP/TYPE-only until the catalog renames them (pool sizes are in the
-  // pool_*_bytes gauges and in the workers' GetInfo meanwhile).
+  // Pool sizes, so that a dashboard can show use as used / capacity. They are
+  // set from every snapshot (not once) because a restarted worker may come
+  // back with another config.
+  f.state_slots_capacity.Add(w).Set(s.state_slots().total());
+  f.kv_blocks_capacity.Add(w).Set(s.kv_blocks().total());
+  f.replayssm_rings_capacity.Add(w).Set(s.rings().total());
   const std::pair<const char*, const rollout::worker::v1::PoolUse*> pools[] = {
       {"state", &s.state_slots()},
       {"ring", &s.rings()},

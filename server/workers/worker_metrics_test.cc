@@ -37,6 +37,8 @@ rollout::worker::v1::WorkerStats Stats(uint64_t tokens) {
   (*s.mutable_fallbacks())["prefill_only"] = tokens / 10;
   s.mutable_state_slots()->set_used(3);
   s.mutable_state_slots()->set_total(64);
+  s.mutable_kv_blocks()->set_total(1000);
+  s.mutable_rings()->set_total(16);
   s.set_device_peak_bytes(1 << 20);
   auto* h = s.mutable_batch_size();
   for (double b : {1.0, 2.0, 4.0}) h->add_bounds(b);
@@ -74,8 +76,9 @@ TEST_F(WorkerMetricsTest, GaugesAndSupervisorState) {
   w.SetDevice("cuda:0");
   w.Merge(Stats(1));
   EXPECT_TRUE(Has("rollout_state_slots_used{worker=\"0\"} 3"));
-  // Catalog gauges named *_total fail promtool's lint: not published.
-  EXPECT_EQ(Text().find("rollout_state_slots_total{"), std::string::npos);
+  EXPECT_TRUE(Has("rollout_state_slots_capacity{worker=\"0\"} 64"));
+  EXPECT_TRUE(Has("rollout_kv_blocks_capacity{worker=\"0\"} 1000"));
+  EXPECT_TRUE(Has("rollout_replayssm_rings_capacity{worker=\"0\"} 16"));
   EXPECT_TRUE(Has(
       "rollout_gpu_memory_peak_bytes{device=\"cuda:0\",worker=\"0\"} 1048576"));
   w.SetReady(true);
@@ -86,6 +89,8 @@ TEST_F(WorkerMetricsTest, GaugesAndSupervisorState) {
   EXPECT_TRUE(Has("rollout_worker_crashloop{worker=\"0\"} 1"));
   w.ProcessGone();
   EXPECT_TRUE(Has("rollout_state_slots_used{worker=\"0\"} 0"));
+  // The pool is still configured: use reads 0 / capacity, not 0 / 0.
+  EXPECT_TRUE(Has("rollout_state_slots_capacity{worker=\"0\"} 64"));
   EXPECT_TRUE(Has(
       "rollout_gpu_memory_peak_bytes{device=\"cuda:0\",worker=\"0\"} 1048576"));
 }

@@ -69,6 +69,12 @@ class MetricsTest(unittest.TestCase):
             self.assertEqual(u.metric_value(text, "rollout_worker_crashloop", labels), 0)
             self.assertEqual(u.metric_value(text, "rollout_worker_restarts_total", labels), 0)
             self.assertEqual(u.metric_value(text, "rollout_requests_running", labels), 0)
+            # Pool sizes (gauges named *_capacity, so promtool's lint passes with them present):
+            # the dashboard's use panels divide *_used by them.
+            for pool in ("rollout_state_slots", "rollout_kv_blocks", "rollout_replayssm_rings"):
+                capacity = u.metric_value(text, pool + "_capacity", labels)
+                self.assertGreater(capacity, 0, pool)  # ring_pool_share 1 by default
+                self.assertLessEqual(u.metric_value(text, pool + "_used", labels), capacity, pool)
             self.assertGreater(u.metric_value(text, "rollout_pool_peak_bytes",
                                               {"worker": w, "pool": "state"}), 0)
             self.assertEqual(u.metric_value(text, "rollout_weight_version", labels), 0)

@@ -13,7 +13,8 @@ import grpc
 import health_pb2
 import reflection_pb2
 from rollout.v1 import rollout_pb2
-from tests.server.rolloutd_process import ROLLOUTD, RolloutdProcess, metric_value, write_temp
+from tests.server.rolloutd_process import (ROLLOUTD, RolloutdProcess, metric_value, wait_for,
+                                          write_temp)
 
 VOCAB = 1031  # tests/data/tiny_qwen3_5
 
@@ -141,6 +142,12 @@ class RolloutdTest(unittest.TestCase):
     def test_metrics_pass_promtool_and_count_requests(self):
         with self.assertRaises(grpc.RpcError):
             self.server.rollout.Generate(generate_request(top_p=2.0), timeout=10)
+        # Wait for the default worker's first snapshot, so that promtool also sees the series
+        # merged from it (the pool-size gauges among them, named *_capacity: a gauge named
+        # *_total would fail promtool's lint).
+        self.assertTrue(wait_for(lambda: (metric_value(
+            self.server.metrics_text(), "rollout_state_slots_capacity", {"worker": "0"}) or 0) > 0,
+            timeout=60), "no worker snapshot merged into /metrics")
         text = self.server.metrics_text()
         check = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
                                capture_output=True)
@@ -153,6 +160,10 @@ class RolloutdTest(unittest.TestCase):
         # Families whose values come from workers are there from the start.
         self.assertIn("# TYPE rollout_replayssm_fallbacks_total counter", text)
         self.assertIn("# TYPE rollout_generation_tokens_total counter", text)
+        for gauge in ("rollout_state_slots_capacity", "rollout_kv_blocks_capacity",
+                      "rollout_replayssm_rings_capacity"):
+            self.assertIn("# TYPE %s gauge" % gauge, text)
+            self.assertIsNotNone(metric_value(text, gauge, {"worker": "0"}), gauge)
 
 
 class CheckConfigTest(unittest.TestCase):
