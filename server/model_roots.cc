@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -29,6 +31,12 @@ bool Inside(const std::string& path, const std::string& root) {
   return path == root || absl::StartsWith(path, absl::StrCat(root, "/"));
 }
 
+std::string Parent(const std::string& dir) {
+  const size_t slash = dir.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : dir.substr(0, slash);
+}
+
 }  // namespace
 
 std::vector<std::string> EffectiveModelRoots(
@@ -36,9 +44,28 @@ std::vector<std::string> EffectiveModelRoots(
     const std::string& resolved_model_dir) {
   if (!configured_roots.empty()) return configured_roots;
   if (resolved_model_dir.empty()) return {};
-  const size_t slash = resolved_model_dir.rfind('/');
-  if (slash == std::string::npos) return {};
-  return {slash == 0 ? "/" : resolved_model_dir.substr(0, slash)};
+  std::vector<std::string> roots;
+  if (std::string parent = Parent(resolved_model_dir); !parent.empty()) {
+    roots.push_back(std::move(parent));
+  }
+  // Where the model's files really are. Under Bazel runfiles the model
+  // directory is a real directory of symlinks to the source files, so its own
+  // realpath stays in the runfiles tree while a client that canonicalises the
+  // checkpoint path (realpath of config.json's directory) names the source
+  // tree; both name the same model and both must be accepted.
+  auto real = RealPath(resolved_model_dir + "/config.json");
+  std::string real_dir;
+  if (real.ok()) {
+    real_dir = Parent(*real);
+  } else if (auto dir = RealPath(resolved_model_dir); dir.ok()) {
+    real_dir = *dir;
+  }
+  if (std::string parent = Parent(real_dir);
+      !parent.empty() &&
+      std::find(roots.begin(), roots.end(), parent) == roots.end()) {
+    roots.push_back(std::move(parent));
+  }
+  return roots;
 }
 
 absl::StatusOr<std::string> ConfineToModelRoots(
