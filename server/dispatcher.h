@@ -121,7 +121,10 @@ class Dispatcher {
                      Callback<rollout::v1::PauseResponse> done) = 0;
   virtual void Resume(Callback<rollout::v1::ResumeResponse> done) = 0;
 
-  // `request.path` is already confined to the model roots.
+  // `request.path` is already confined to the model roots and canonical
+  // (realpath), so equal strings name the same checkpoint. An explicit
+  // version equal to the serving one with the serving path is a retry of an
+  // update that succeeded: OK, the version unchanged, nothing loaded.
   virtual void UpdateWeights(
       const rollout::v1::UpdateWeightsRequest& request, absl::Time deadline,
       Callback<rollout::v1::UpdateWeightsResponse> done) = 0;

@@ -630,6 +630,7 @@ void WorkerPool::UpdateWeights(
   };
   std::vector<Target> targets;
   uint64_t version = 0;
+  bool unchanged = false;
   absl::Status refused;
   {
     rollout::MutexLock lock(&mu_);
@@ -641,7 +642,15 @@ void WorkerPool::UpdateWeights(
       targets.push_back({i, w.incarnation, w.connection});
     }
     version = request.version() > 0 ? request.version() : current + 1;
-    if (updating_) {
+    // A retry of an update that in fact succeeded (its answer was lost): the
+    // same explicit version and the same (canonical) path as the weights
+    // rolloutd serves. Answer OK with that version and load nothing, so a
+    // retry neither bumps the version twice nor looks like a failure.
+    // Version 0 ("next") is never a retry.
+    if (request.version() > 0 && request.version() == current &&
+        current == weights_version_ && request.path() == weights_path_) {
+      unchanged = true;
+    } else if (updating_) {
       refused = absl::FailedPreconditionError(
           "an UpdateWeights is already running; retry when it is done");
     } else if (targets.empty()) {
@@ -658,6 +667,13 @@ void WorkerPool::UpdateWeights(
   }
   if (!refused.ok()) {
     done(refused);
+    return;
+  }
+  if (unchanged) {
+    rollout::v1::UpdateWeightsResponse response;
+    response.set_weight_version(version);
+    response.set_seconds(0);
+    done(std::move(response));
     return;
   }
   if (metrics_ != nullptr) {

@@ -25,7 +25,8 @@
 //   holds the queue, Pause(WAIT) lets everything queued and running finish,
 //   Pause(ABORT) aborts everything; UpdateWeights loads the checkpoint on
 //   every ready worker at one version, and workers (re)started later load it
-//   too.
+//   too; repeating the last update (same explicit version, same path) is an
+//   OK no-op, so that a client may retry it.
 // - Metrics: worker stats snapshots are polled and merged into rolloutd's
 //   registry (worker_metrics.h); latency histograms are measured here.
 //

@@ -1,6 +1,7 @@
 """Fan-out of the control RPCs to the workers (docs/API.md): Abort returns partial tokens (the
 aborted Generate returns OK with ABORTED completions), Pause KEEP / ABORT / WAIT and Resume,
-UpdateWeights to one version on every worker with min_weight_version.
+UpdateWeights to one version on every worker with min_weight_version, a repeated update as an OK
+no-op (retries), and model roots compared canonically.
 """
 
 import os
@@ -136,6 +137,7 @@ class ControlTest(unittest.TestCase):
     def test_update_weights_reaches_every_worker(self):
         model = os.path.abspath(u.MODEL_DIR)
         before = u.info(self.server).weight_version
+        loads = u.metric(self.server, "rollout_weight_update_seconds_count") or 0
         updated = self.server.admin.UpdateWeights(admin_pb2.UpdateWeightsRequest(path=model),
                                                   timeout=120)
         self.assertEqual(updated.weight_version, before + 1)
@@ -158,10 +160,40 @@ class ControlTest(unittest.TestCase):
             self.server.rollout.Generate(too_new, timeout=10)
         self.assertEqual(e.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
         self.assertIn("min_weight_version", e.exception.details())
+
+        # A retry of that update (its answer lost): the same explicit version and the same
+        # checkpoint, here also named through a symlink outside the model roots whose target is
+        # inside (paths are compared canonically). OK, the version unchanged, nothing loaded.
+        link = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "ckpt-link")
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(model, link)
+        for path in (model, link):
+            again = self.server.admin.UpdateWeights(
+                admin_pb2.UpdateWeightsRequest(path=path, version=before + 1), timeout=60)
+            self.assertEqual(again.weight_version, before + 1, path)
+            self.assertEqual(again.seconds, 0, path)
+        self.assertEqual({w.weight_version for w in u.info(self.server).workers}, {before + 1})
+        self.assertEqual(u.metric(self.server, "rollout_weight_update_seconds_count"), loads + 1)
+        # The same version with another checkpoint is a conflict.
+        real = os.path.dirname(os.path.realpath(os.path.join(model, "config.json")))
         with self.assertRaises(grpc.RpcError) as e:
             self.server.admin.UpdateWeights(
-                admin_pb2.UpdateWeightsRequest(path=model, version=before + 1), timeout=60)
+                admin_pb2.UpdateWeightsRequest(path=real, version=before + 1), timeout=60)
         self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        # The model roots default to the model's directory as rolloutd found it (in the runfiles,
+        # a tree of symlinks) and to where its files really are: the real path is accepted too.
+        self.assertNotEqual(real, model)
+        newer = self.server.admin.UpdateWeights(admin_pb2.UpdateWeightsRequest(path=real),
+                                                timeout=120)
+        self.assertEqual(newer.weight_version, before + 2)
+        self.assertGreater(newer.seconds, 0)
+        # An older version than the one serving, even with the serving path, is refused.
+        with self.assertRaises(grpc.RpcError) as e:
+            self.server.admin.UpdateWeights(
+                admin_pb2.UpdateWeightsRequest(path=real, version=before + 1), timeout=60)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("must be greater than the current weight version", e.exception.details())
 
 
 if __name__ == "__main__":

@@ -191,6 +191,12 @@ class ClientBase:
             return self._inflight.get(request_id)
 
 
+def next_weight_version(info: Any) -> int:
+    """The version a version-0 UpdateWeights would get on the server that sent ``info`` (a
+    rollout.v1.ServerInfo): one more than the highest version any of its workers serves."""
+    return max([info.weight_version] + [w.weight_version for w in info.workers]) + 1
+
+
 def finish_fan_out(method: str, results: Mapping[str, Any],
                    errors: Mapping[str, RolloutError]) -> Dict[str, Any]:
     """Results by endpoint, or raises: the endpoint's own :class:`RolloutError` when the call

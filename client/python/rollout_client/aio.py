@@ -22,7 +22,8 @@ from rollout_client._base import (DEFAULT, M_ABORT, M_GENERATE, M_GENERATE_STREA
                                   M_INFO, M_PAUSE, M_RELOAD, M_RESUME, M_SCORE,
                                   M_UPDATE_WEIGHTS, PAUSE_TIMEOUT, ROLLOUT_SERVICE,
                                   UPDATE_WEIGHTS_TIMEOUT, Attempts, ClientBase, abort_partial,
-                                  finish_fan_out, health_status_from_error)
+                                  finish_fan_out, health_status_from_error,
+                                  next_weight_version)
 from rollout_client.endpoints import open_aio_channel
 from rollout_client.errors import RolloutError
 from rollout_client.params import (SamplingLike, build_abort_request, build_generate_request,
@@ -104,7 +105,8 @@ class AsyncRolloutClient(ClientBase):
         targets = self._targets(endpoints)
 
         async def one(ep: str) -> Any:
-            response, _, _, _ = await self._unary(method, pick, request, timeout=timeout,
+            message = (await request(ep)) if callable(request) else request
+            response, _, _, _ = await self._unary(method, pick, message, timeout=timeout,
                                                   retry=retry, endpoint=ep, admin=admin)
             return convert(response, ep)
 
@@ -299,9 +301,18 @@ class AsyncRolloutClient(ClientBase):
                              endpoints: Optional[Iterable[str]] = None, timeout: Any = DEFAULT,
                              retry: Optional[RetryPolicy] = None
                              ) -> Dict[str, UpdateWeightsResult]:
-        """Admin.UpdateWeights on every endpoint (see :meth:`RolloutClient.update_weights`)."""
-        request = admin_pb2.UpdateWeightsRequest(path=str(path), version=int(version))
-        policy = retry if retry is not None else (self._retry if version else NO_RETRY)
+        """Admin.UpdateWeights on every endpoint (see :meth:`RolloutClient.update_weights`:
+        retried only with an explicit version, read from GetServerInfo when ``version`` is 0)."""
+        policy = self._policy(retry)
+        request: Any = admin_pb2.UpdateWeightsRequest(path=str(path), version=int(version))
+        if not version and policy.max_attempts > 1:
+            async def request(ep: str) -> admin_pb2.UpdateWeightsRequest:
+                info, _, _, _ = await self._unary(M_INFO, lambda s: s[0].GetServerInfo,
+                                                  rollout_pb2.GetServerInfoRequest(),
+                                                  timeout=self._ctl_timeout(DEFAULT),
+                                                  retry=policy, endpoint=ep)
+                return admin_pb2.UpdateWeightsRequest(path=str(path),
+                                                      version=next_weight_version(info))
         return await self._fan_out(M_UPDATE_WEIGHTS, lambda s: s[1].UpdateWeights, request,
                                    lambda r, ep: UpdateWeightsResult.from_proto(r, endpoint=ep),
                                    endpoints=endpoints,

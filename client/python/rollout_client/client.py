@@ -11,7 +11,8 @@ from rollout_client._base import (DEFAULT, M_ABORT, M_GENERATE, M_GENERATE_STREA
                                   M_INFO, M_PAUSE, M_RELOAD, M_RESUME, M_SCORE,
                                   M_UPDATE_WEIGHTS, PAUSE_TIMEOUT, ROLLOUT_SERVICE,
                                   UPDATE_WEIGHTS_TIMEOUT, Attempts, ClientBase, abort_partial,
-                                  finish_fan_out, health_status_from_error)
+                                  finish_fan_out, health_status_from_error,
+                                  next_weight_version)
 from rollout_client.endpoints import open_channel
 from rollout_client.errors import RolloutError
 from rollout_client.params import (SamplingLike, build_abort_request, build_generate_request,
@@ -109,11 +110,13 @@ class RolloutClient(ClientBase):
     def _fan_out(self, method: str, pick: Callable[[_Stubs], Callable[..., Any]], request: Any,
                  convert: Callable[[Any, str], Any], *, endpoints: Optional[Iterable[str]],
                  timeout: Optional[float], retry: RetryPolicy, admin: bool) -> Dict[str, Any]:
-        """The same RPC on several endpoints at once; results by endpoint."""
+        """The same RPC on several endpoints at once; results by endpoint. ``request`` is the
+        message, or a function of the endpoint that makes it (called on the endpoint's thread)."""
         targets = self._targets(endpoints)
 
         def one(ep: str) -> Any:
-            response, _, _, _ = self._unary(method, pick, request, timeout=timeout, retry=retry,
+            message = request(ep) if callable(request) else request
+            response, _, _, _ = self._unary(method, pick, message, timeout=timeout, retry=retry,
                                             endpoint=ep, admin=admin)
             return convert(response, ep)
 
@@ -324,10 +327,22 @@ class RolloutClient(ClientBase):
         """Admin.UpdateWeights: every endpoint loads the checkpoint directory ``path`` (on the
         servers' file system, inside their model roots). ``version`` 0 means current + 1.
 
-        Not retried unless ``version`` is given or ``retry`` is: with version 0 a retry after a
-        lost answer would bump the version twice."""
-        request = admin_pb2.UpdateWeightsRequest(path=str(path), version=int(version))
-        policy = retry if retry is not None else (self._retry if version else NO_RETRY)
+        Retried (UNAVAILABLE, RESOURCE_EXHAUSTED; ``retry``, default the client's policy) always
+        with an explicit version: for ``version`` 0 the client first reads each endpoint's
+        serving version (GetServerInfo) and asks for that + 1. rolloutd answers a repeat of the
+        update that set its version (same version, same path) with OK and that version, so a
+        retry after a lost answer neither fails nor bumps the version twice. With
+        ``retry=NO_RETRY`` a version 0 request is sent as it is, once."""
+        policy = self._policy(retry)
+        request: Any = admin_pb2.UpdateWeightsRequest(path=str(path), version=int(version))
+        if not version and policy.max_attempts > 1:
+            def request(ep: str) -> admin_pb2.UpdateWeightsRequest:
+                info, _, _, _ = self._unary(M_INFO, lambda s: s[0].GetServerInfo,
+                                            rollout_pb2.GetServerInfoRequest(),
+                                            timeout=self._ctl_timeout(DEFAULT), retry=policy,
+                                            endpoint=ep)
+                return admin_pb2.UpdateWeightsRequest(path=str(path),
+                                                      version=next_weight_version(info))
         return self._fan_out(M_UPDATE_WEIGHTS, lambda s: s[1].UpdateWeights, request,
                              lambda r, ep: UpdateWeightsResult.from_proto(r, endpoint=ep),
                              endpoints=endpoints,

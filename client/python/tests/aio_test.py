@@ -135,6 +135,20 @@ def test_stream_retry_before_first_chunk(server):
     assert stream.attempts == 2 and result.n == 3
 
 
+def test_update_weights_retry_after_a_lost_answer_does_not_bump_twice(server):
+    def lost_answer(request, context):
+        server.apply_weights(request)
+        context.abort(grpc.StatusCode.UNAVAILABLE, "connection reset after the update")
+    server.plan("UpdateWeights", lost_answer)
+
+    async def main():
+        async with client_for(server) as client:
+            return await client.update_weights("/models/step-2")
+    assert run(main())[server.endpoint].weight_version == 2
+    assert [c.request.version for c in server.calls["UpdateWeights"]] == [2, 2]
+    assert server.weight_version == 2
+
+
 def test_admin_token():
     with FakeServer(admin_token="tok") as server:
         async def main(token):

@@ -396,14 +396,48 @@ def test_fan_out_partial_failure(two_servers):
     assert "1 of 2 endpoints" in str(err.value)
 
 
-def test_update_weights_with_version_zero_is_not_retried(server):
+def lost_answer(server):
+    """An UpdateWeights behaviour: the update happens, then the answer is lost (UNAVAILABLE)."""
+    def behaviour(request, context):
+        server.apply_weights(request)
+        context.abort(UNAVAILABLE, "connection reset after the update")
+    return behaviour
+
+
+def test_update_weights_retry_after_a_lost_answer_does_not_bump_twice(server):
+    assert server.weight_version == 1
+    server.plan("UpdateWeights", lost_answer(server))
+    with client_for(server) as client:
+        result = client.update_weights("/models/step-2")[server.endpoint]
+    # Version 0 was turned into an explicit current + 1 (read from GetServerInfo), sent on both
+    # attempts; the server answered the repeat as the no-op it is.
+    assert len(server.calls["GetServerInfo"]) == 1
+    assert [c.request.version for c in server.calls["UpdateWeights"]] == [2, 2]
+    assert result.weight_version == 2 and result.seconds == 0  # the no-op loaded nothing
+    assert server.weight_version == 2
+
+
+def test_update_weights_explicit_version_is_retried_and_a_stale_one_refused(server):
     server.plan("UpdateWeights", Fail(UNAVAILABLE), Fail(UNAVAILABLE))
     with client_for(server) as client:
-        with pytest.raises(RolloutError):
-            client.update_weights("/m")  # version 0: a retry could bump the version twice
-        assert len(server.calls["UpdateWeights"]) == 1
         assert client.update_weights("/m", version=5)[server.endpoint].weight_version == 5
-    assert len(server.calls["UpdateWeights"]) == 3
+        assert len(server.calls["UpdateWeights"]) == 3
+        # The same version again with the same path: OK, still 5 (a retry of a success).
+        assert client.update_weights("/m", version=5)[server.endpoint].weight_version == 5
+        # With another path it is a real conflict, not retried.
+        with pytest.raises(RolloutError) as err:
+            client.update_weights("/other", version=5)
+    assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT and err.value.attempts == 1
+    assert server.weight_version == 5 and server.weights_path == "/m"
+
+
+def test_update_weights_version_zero_without_retries_is_sent_as_is(server):
+    server.plan("UpdateWeights", Fail(UNAVAILABLE))
+    with client_for(server) as client:
+        with pytest.raises(RolloutError):
+            client.update_weights("/m", retry=NO_RETRY)
+    assert [c.request.version for c in server.calls["UpdateWeights"]] == [0]
+    assert not server.calls["GetServerInfo"]
 
 
 # -- abort ----------------------------------------------------------------------------------

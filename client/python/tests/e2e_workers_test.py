@@ -132,6 +132,10 @@ def test_update_weights_and_min_weight_version(server, client):
     before = client.server_info().weight_version
     updated = client.update_weights(checkpoint())[server.endpoint]
     assert updated.weight_version == before + 1 and updated.seconds >= 0
+    # Repeating it (a retry whose first answer was lost) with the explicit version: OK, no bump.
+    again = client.update_weights(checkpoint(), version=updated.weight_version)[server.endpoint]
+    assert again.weight_version == updated.weight_version and again.seconds == 0
+    assert client.server_info().weight_version == updated.weight_version
     r = client.generate([1, 2], n=2, sampling={"max_tokens": 4},
                         min_weight_version=updated.weight_version)
     assert r.weight_versions == [updated.weight_version]

@@ -140,6 +140,7 @@ class FakeServer:
                  options: Sequence[Tuple[str, Any]] = ()) -> None:
         self.admin_token = admin_token
         self.weight_version = weight_version
+        self.weights_path = ""  # path of the last UpdateWeights that loaded something
         self.name = name
         self.health_status: Dict[str, int] = {
             "": _health.SERVING,
@@ -169,6 +170,12 @@ class FakeServer:
         with self._lock:
             self._plans[method].extend(behaviours)
         return self
+
+    def apply_weights(self, request: admin_pb2.UpdateWeightsRequest) -> None:
+        """What a successful UpdateWeights changes (also for behaviours that then fail)."""
+        with self._lock:
+            self.weight_version = request.version or self.weight_version + 1
+            self.weights_path = request.path
 
     def stop(self) -> None:
         self._server.stop(grace=None)
@@ -338,7 +345,17 @@ class _Admin(admin_pb2_grpc.AdminServicer):
 
     def UpdateWeights(self, request, context):
         def default():
-            self.s.weight_version = request.version or self.s.weight_version + 1
+            # rolloutd's rule (admin.proto): 0 = current + 1; an explicit version must be
+            # greater, except that repeating the last update (same version, same path) is an OK
+            # no-op, so that a retry after a lost answer does not fail or bump twice.
+            if request.version and request.version == self.s.weight_version and \
+                    request.path == self.s.weights_path:
+                return admin_pb2.UpdateWeightsResponse(weight_version=self.s.weight_version)
+            if request.version and request.version <= self.s.weight_version:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"version: must be greater than the current weight version "
+                              f"{self.s.weight_version}, got {request.version}")
+            self.s.apply_weights(request)
             return admin_pb2.UpdateWeightsResponse(weight_version=self.s.weight_version,
                                                    seconds=0.01)
         return self._admin("UpdateWeights", request, context, default)
