@@ -5,7 +5,8 @@
   ServiceMonitor/PrometheusRule with @kubernetes-models/prometheus-operator) by validate_manifests.mjs;
 - probes: native gRPC type, services "" / "rollout.v1.Rollout", periods and thresholds;
 - the values -> server config mapping: the rendered config.json parses as rollout.v1.ServerConfig
-  (proto3 JSON, unknown fields rejected) and agrees with the pod spec (ports, mounted files);
+  (proto3 JSON, unknown fields rejected), `rolloutd --check_config` accepts it, and it agrees with
+  the pod spec (ports, mounted files);
 - drain timing, GPU resources, volumes, secrets, Services, ServiceMonitor, PDB, dashboard and rules
   embedded byte for byte, and invalid values refused with a clear message.
 """
@@ -206,6 +207,37 @@ metadata: {name: bad}
                     del cfg[f]
                 msg = json_format.Parse(json.dumps(cfg), config_pb2.ServerConfig(), ignore_unknown_fields=False)
                 self.assertTrue(msg.listen)
+
+    def test_rolloutd_accepts_the_rendered_config(self):
+        """`rolloutd --check_config` on the ConfigMap's config.json of every values variant: the
+        chart cannot emit a config the server would refuse at start-up. The admin token file is a
+        Secret mounted in the pod; check_config reads it, so a stand-in file with a token takes
+        its place (TLS files are only paths to rolloutd until it serves)."""
+        from rollout.v1 import config_pb2
+        rolloutd = runfile("server/rolloutd")
+        for key in VALUES_FILES:
+            with self.subTest(values=key):
+                _, cfg = self.server_config(key)
+                for f in set(cfg) & PENDING_SERVER_FIELDS:
+                    if f not in config_pb2.ServerConfig.DESCRIPTOR.fields_by_name:
+                        del cfg[f]  # test_server_config_parses_as_ServerConfig tracks these
+                security = cfg.get("security", {})
+                if "admin_token_file" in security:
+                    token = os.path.join(deploy_env.tmpdir(), "admin-token-%s" % key)
+                    with open(token, "w") as f:
+                        f.write("chart-test-token\n")
+                    security["admin_token_file"] = token
+                path = os.path.join(deploy_env.tmpdir(), "config-%s.json" % key)
+                with open(path, "w") as f:
+                    json.dump(cfg, f)
+                p = run([rolloutd, "--check_config", "--config=" + path], check=False)
+                self.assertEqual(p.returncode, 0, "rolloutd refused the %s config:\n%s%s" %
+                                 (key, p.stdout, p.stderr))
+                # It printed the config with the defaults filled in, the chart's values kept.
+                self.assertIn('listen: "%s"' % cfg["listen"], p.stdout)
+                self.assertIn("count: %d" % cfg["workers"]["count"], p.stdout)
+                self.assertIn("shutdown_grace_seconds: %d" % cfg["shutdown_grace_seconds"],
+                              p.stdout)
 
     def test_server_config_agrees_with_the_pod(self):
         for key in VALUES_FILES:
