@@ -3,7 +3,8 @@
 //   rolloutd [--config=FILE] [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]
 //            [--worker_binary=PATH]
 //
-// Prints "listening on <addr>" and then "metrics on <addr>" (real ports, so
+// Prints "listening on <addr>", then "metrics on <addr>" and, with
+// health_listen set, "health on <addr>" (real ports, so
 // scripts can pass port 0), starts the rollout-worker processes of the
 // config (workers.*; by default one, on the embedded tiny model), serves
 // until SIGTERM or SIGINT, then drains for shutdown_grace_seconds and stops
@@ -134,6 +135,9 @@ int main(int argc, char** argv) {
   }
   std::cout << "listening on " << (*server)->grpc_address() << "\n"
             << "metrics on " << (*server)->metrics_address() << std::endl;
+  if (!(*server)->health_address().empty()) {
+    std::cout << "health on " << (*server)->health_address() << std::endl;
+  }
 
   unsigned char signal_number = 0;
   while (read(g_signal_pipe[0], &signal_number, 1) < 0 && errno == EINTR) {

@@ -17,6 +17,7 @@
 #include "server/admission.h"
 #include "server/build_info.h"
 #include "server/config/model_path.h"
+#include "server/health_fanout.h"
 #include "server/health_monitor.h"
 #include "server/model_info.h"
 #include "server/no_worker_dispatcher.h"
@@ -90,8 +91,12 @@ struct RolloutServer::State {
   std::unique_ptr<AdminService> admin_service;
   std::unique_ptr<metrics::MetricsExposer> exposer;
   std::unique_ptr<grpc::Server> grpc_server;
+  // Plaintext grpc.health.v1-only server (health_listen); null when unset.
+  std::unique_ptr<grpc::Server> health_server;
+  std::unique_ptr<HealthFanout> health_fanout;  // both servers' health
   std::unique_ptr<HealthMonitor> health;
   std::string grpc_address;
+  std::string health_address;
   bool shut_down = false;
 };
 
@@ -186,8 +191,29 @@ absl::StatusOr<std::unique_ptr<RolloutServer>> RolloutServer::Start(
   }
   s->grpc_address = BoundAddress(c.listen(), port);
 
-  grpc::HealthCheckServiceInterface* health =
-      s->grpc_server->GetHealthCheckService();
+  if (!c.health_listen().empty()) {
+    // Registers no service of its own: the default health service (enabled
+    // above) is all it serves. Reflection, a global builder plugin, comes
+    // along and lists only that.
+    grpc::ServerBuilder health_builder;
+    int health_port = 0;
+    health_builder.AddListeningPort(
+        c.health_listen(), grpc::InsecureServerCredentials(), &health_port);
+    s->health_server = health_builder.BuildAndStart();
+    if (s->health_server == nullptr || health_port == 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot serve health_listen on ", c.health_listen()));
+    }
+    s->health_address = BoundAddress(c.health_listen(), health_port);
+  }
+
+  s->health_fanout = std::make_unique<HealthFanout>(
+      std::vector<grpc::HealthCheckServiceInterface*>{
+          s->grpc_server->GetHealthCheckService(),
+          s->health_server != nullptr
+              ? s->health_server->GetHealthCheckService()
+              : nullptr});
+  grpc::HealthCheckServiceInterface* health = s->health_fanout.get();
   health->SetServingStatus("", true);
   s->health = std::make_unique<HealthMonitor>(health, s->dispatcher.get(),
                                               s->config.get(), s->metrics.get(),
@@ -218,6 +244,10 @@ const std::string& RolloutServer::metrics_address() const {
   return state_->exposer->address();
 }
 
+const std::string& RolloutServer::health_address() const {
+  return state_->health_address;
+}
+
 ConfigManager& RolloutServer::config() { return *state_->config; }
 
 void RolloutServer::Shutdown(absl::Duration grace) {
@@ -225,13 +255,18 @@ void RolloutServer::Shutdown(absl::Duration grace) {
   state_->shut_down = true;
   state_->health_kick->Attach(nullptr);
   state_->health->Stop();
-  // NOT_SERVING for every service first, so balancers stop sending work.
-  state_->grpc_server->GetHealthCheckService()->Shutdown();
+  // NOT_SERVING for every service first (on both listeners), so balancers
+  // and probes stop sending work.
+  state_->health_fanout->Shutdown();
   const absl::Time deadline = absl::Now() + grace;
   // Refuses new calls; running calls get until the deadline, then are
   // cancelled (which reaches the dispatcher through CallHandle::Cancel).
   state_->grpc_server->Shutdown(absl::ToChronoTime(deadline));
   state_->dispatcher->Shutdown(deadline);
+  // Last: probes keep getting answers (NOT_SERVING) while the drain runs.
+  if (state_->health_server != nullptr) {
+    state_->health_server->Shutdown(absl::ToChronoTime(absl::Now()));
+  }
 }
 
 }  // namespace rollout::server

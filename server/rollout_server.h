@@ -67,6 +67,8 @@ class RolloutServer {
   // Bound addresses, "host:port" with the real ports.
   const std::string& grpc_address() const;
   const std::string& metrics_address() const;
+  // Bound health_listen address; empty when health_listen is unset.
+  const std::string& health_address() const;
 
   ConfigManager& config();
 

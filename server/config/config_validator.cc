@@ -110,6 +110,14 @@ std::vector<ConfigError> ValidateServerConfig(const ServerConfig& c) {
   if (std::string why = CheckHttpAddress(c.metrics_listen()); !why.empty()) {
     e.Add("metrics_listen", why);
   }
+  if (!c.health_listen().empty()) {
+    if (std::string why = CheckHostPort(c.health_listen()); !why.empty()) {
+      e.Add("health_listen", why);
+    } else if (c.health_listen() == c.listen() &&
+               !absl::EndsWith(c.listen(), ":0")) {
+      e.Add("health_listen", "must differ from listen");
+    }
+  }
   e.IntRange("shutdown_grace_seconds", c.shutdown_grace_seconds(), 0, 3600);
 
   // model

@@ -32,6 +32,14 @@ std::vector<BadCase> BadCases() {
        "path"},
       {"metrics_unix", [](auto* c) { c->set_metrics_listen("unix:/x"); },
        "metrics_listen", "port"},
+      {"health_unix", [](auto* c) { c->set_health_listen("unix:/x"); },
+       "health_listen", "port"},
+      {"health_same_as_listen",
+       [](auto* c) {
+         c->set_listen("0.0.0.0:50051");
+         c->set_health_listen("0.0.0.0:50051");
+       },
+       "health_listen", "must differ from listen"},
       {"grace", [](auto* c) { c->set_shutdown_grace_seconds(-1); },
        "shutdown_grace_seconds", "[0, 3600]"},
       {"model_path", [](auto* c) { c->mutable_model()->set_path(""); },

@@ -4,7 +4,7 @@
         info = server.rollout.GetServerInfo(rollout_pb2.GetServerInfoRequest())
 
 rolloutd runs with --listen/--metrics_listen on 127.0.0.1:0; the bound addresses are read from the
-two lines it prints ("listening on ...", "metrics on ..."). Its stderr goes to a file in the test's
+lines it prints ("listening on ...", "metrics on ...", and "health on ..." with health_listen). Its stderr goes to a file in the test's
 temporary directory and is printed if start-up fails.
 """
 
@@ -42,7 +42,11 @@ def write_temp(name, text):
 
 
 class RolloutdProcess:
-    def __init__(self, config_text=None, extra_args=(), secure_channel_credentials=None):
+    def __init__(self, config_text=None, extra_args=(), secure_channel_credentials=None,
+                 health_line=False):
+        """health_line: the config sets health_listen, so a third line "health on" follows."""
+        self.health_line = health_line
+        self.health_address = None
         self.config_path = write_temp("rolloutd.textproto", config_text) if config_text is not None else None
         self.extra_args = list(extra_args)
         self.credentials = secure_channel_credentials
@@ -66,24 +70,29 @@ class RolloutdProcess:
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
         lines = []
 
-        def read_two_lines():
-            for _ in range(2):
+        want = 3 if self.health_line else 2
+
+        def read_lines():
+            for _ in range(want):
                 line = self.process.stdout.readline()
                 if not line:
                     return
                 lines.append(line.strip())
 
-        reader = threading.Thread(target=read_two_lines, daemon=True)
+        reader = threading.Thread(target=read_lines, daemon=True)
         reader.start()
         reader.join(START_TIMEOUT_S)
-        if len(lines) != 2 or not lines[0].startswith("listening on ") or \
-                not lines[1].startswith("metrics on "):
+        if len(lines) != want or not lines[0].startswith("listening on ") or \
+                not lines[1].startswith("metrics on ") or \
+                (self.health_line and not lines[2].startswith("health on ")):
             self.process.kill()
             self.process.wait()
             raise RuntimeError("rolloutd did not start; stdout %r, stderr:\n%s" %
                                (lines, open(self.stderr_path).read()))
         self.address = lines[0][len("listening on "):]
         self.metrics_address = lines[1][len("metrics on "):]
+        if self.health_line:
+            self.health_address = lines[2][len("health on "):]
         if self.credentials is None:
             self.channel = grpc.insecure_channel(self.address)
         else:

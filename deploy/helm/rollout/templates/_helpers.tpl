@@ -123,9 +123,8 @@ app.kubernetes.io/component: server
    security.tls.client_ca_file          <- tls.clientCA.mountPath/key          (tls.clientCA.enabled)
    security.tls.require_client_cert     <- tls.clientCA.require                (tls.clientCA.enabled)
    health_listen                        <- "0.0.0.0:" + ports.health           (tls.enabled)
-     NOT YET IN ServerConfig: kubelet's gRPC probes cannot speak TLS, so a TLS deployment needs a
-     plaintext listener that serves only grpc.health.v1. Until rolloutd has it, rolloutd rejects the
-     config rendered with tls.enabled (unknown field); see deploy/README.md "TLS".
+     kubelet's gRPC probes cannot speak TLS, so a TLS deployment gets a plaintext listener that
+     serves only grpc.health.v1 (same statuses as the TLS port); the probes use it.
 =====================================================================================================
 */}}
 {{- define "rollout.serverConfig" -}}
