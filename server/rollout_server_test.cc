@@ -341,12 +341,14 @@ TEST(RolloutServerTest, AdmissionQueueBoundIsEnforced) {
   v1::GenerateResponse held_response;
   absl::Notification held_done;
   grpc::Status held_status;
-  client.rollout().async()->Generate(
-      &held_context, new v1::GenerateRequest(ValidRequest("hold")),
-      &held_response, [&](grpc::Status status) {
-        held_status = status;
-        held_done.Notify();
-      });
+  // The callback API does not take ownership of the request: it must outlive
+  // the call, which ends (held_done) before this scope does.
+  const v1::GenerateRequest held_request = ValidRequest("hold");
+  client.rollout().async()->Generate(&held_context, &held_request,
+                                     &held_response, [&](grpc::Status status) {
+                                       held_status = status;
+                                       held_done.Notify();
+                                     });
   // Wait until the held call is admitted.
   for (int i = 0; i < 500 && s.fake->seen().empty(); ++i) {
     absl::SleepFor(absl::Milliseconds(10));
