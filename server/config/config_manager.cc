@@ -80,17 +80,29 @@ ConfigFieldChange Change(const FieldDiff& diff,
   return change;
 }
 
-// REJECTED entries for `errors` (with old/new values when the field changed).
+// REJECTED entries for `errors` (with old/new values when the field changed),
+// sorted by field path like every report (admin.proto). The validator finds
+// errors in its own order; a stable sort keeps several errors of one field in
+// that order.
 void AddRejections(const std::vector<ConfigError>& errors,
                    const std::vector<FieldDiff>& diffs, const char* note,
                    rollout::v1::ReloadConfigResponse* report) {
+  std::vector<ConfigFieldChange> rejected;
+  rejected.reserve(errors.size());
   for (const ConfigError& error : errors) {
     FieldDiff diff{error.field, "", "", rollout::v1::RELOAD_POLICY_UNSPECIFIED};
     for (const FieldDiff& d : diffs) {
       if (d.path == error.field) diff = d;
     }
-    *report->add_changes() = Change(diff, ConfigFieldChange::OUTCOME_REJECTED,
-                                    absl::StrCat(error.message, note));
+    rejected.push_back(Change(diff, ConfigFieldChange::OUTCOME_REJECTED,
+                              absl::StrCat(error.message, note)));
+  }
+  std::stable_sort(rejected.begin(), rejected.end(),
+                   [](const ConfigFieldChange& a, const ConfigFieldChange& b) {
+                     return a.field() < b.field();
+                   });
+  for (ConfigFieldChange& change : rejected) {
+    *report->add_changes() = std::move(change);
   }
 }
 

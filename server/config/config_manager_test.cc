@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -204,6 +205,34 @@ TEST_F(ConfigManagerTest, AdminTokenIsReadRedactedAndHotReloaded) {
   EXPECT_THAT(std::string(outcome.status.message()),
               HasSubstr("security.admin_token_file"));
   EXPECT_EQ(manager_->Current()->admin_token, "other-token");
+}
+
+TEST_F(ConfigManagerTest, RejectedEntriesAreSortedByFieldPath) {
+  // The validator finds these errors in another order (top-level fields,
+  // workers, admission, health, then the token file); the report lists them
+  // sorted by path, like an accepted reload's.
+  Write(path_,
+        "shutdown_grace_seconds: -1\n"
+        "workers { count: 100 }\n"
+        "admission { max_n: 5000 max_tokens: 20000000 }\n"
+        "health { watchdog_seconds: -1 }\n"
+        "security { admin_token_file: \"/nonexistent/token\" }\n");
+  auto outcome = manager_->Reload(FromFile());
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInvalidArgument);
+  std::vector<std::string> fields;
+  for (const auto& change : outcome.report.changes()) {
+    EXPECT_EQ(change.outcome(), v1::ConfigFieldChange::OUTCOME_REJECTED)
+        << change.field();
+    fields.push_back(change.field());
+  }
+  EXPECT_THAT(fields,
+              ::testing::ElementsAre(
+                  "admission.max_n", "admission.max_tokens",
+                  "health.watchdog_seconds", "security.admin_token_file",
+                  "shutdown_grace_seconds", "workers.count"));
+  // The same input gives the same report, byte for byte.
+  EXPECT_EQ(manager_->Reload(FromFile()).report.SerializeAsString(),
+            outcome.report.SerializeAsString());
 }
 
 TEST(ConfigManagerStartTest, WithoutFileUsesDefaultsAndNeedsInlineReload) {
