@@ -1,8 +1,14 @@
 #include "server/config/config_manager.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -29,14 +35,70 @@ struct Candidate {
   std::vector<ConfigError> errors;
 };
 
+// Largest admin token file read (a token is one word; 4 KiB is plenty).
+constexpr int64_t kMaxTokenFileBytes = 4096;
+
+// Closes a file descriptor when it goes out of scope.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  ~FdCloser() { close(fd_); }
+
+ private:
+  const int fd_;
+};
+
 // Reads the token file: one line; surrounding whitespace is ignored. Error
 // messages never contain the token.
+//
+// The path comes from a config that an admin can reload at any time, so the
+// read must neither block nor grow without bound: O_NONBLOCK makes opening a
+// FIFO return at once (instead of waiting for a writer), and only a regular
+// file of at most kMaxTokenFileBytes is read (not /dev/zero, /dev/stdin, a
+// FIFO or a directory). The size is checked again while reading, in case the
+// file grows after fstat.
 absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::FailedPreconditionError("cannot read the file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(buffer.str()));
+  const int fd =
+      open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open the file: ", std::strerror(errno)));
+  }
+  FdCloser closer(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot stat the file: ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        "must be a regular file (not a FIFO, device, socket or directory)");
+  }
+  const std::string too_large =
+      absl::StrCat("the file is larger than ", kMaxTokenFileBytes, " bytes");
+  if (st.st_size > kMaxTokenFileBytes) {
+    return absl::FailedPreconditionError(too_large);
+  }
+  // One byte more than allowed, to notice a file that grew since fstat.
+  std::string contents(kMaxTokenFileBytes + 1, '\0');
+  size_t size = 0;
+  while (size < contents.size()) {
+    const ssize_t n = read(fd, contents.data() + size, contents.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot read the file: ", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    size += static_cast<size_t>(n);
+  }
+  if (size > static_cast<size_t>(kMaxTokenFileBytes)) {
+    return absl::FailedPreconditionError(too_large);
+  }
+  contents.resize(size);
+  std::string token(absl::StripAsciiWhitespace(contents));
   if (token.empty()) return absl::FailedPreconditionError("the file is empty");
   for (char c : token) {
     if (c <= ' ' || c > '~') {

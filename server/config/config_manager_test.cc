@@ -1,6 +1,10 @@
 #include "server/config/config_manager.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -15,8 +19,10 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using Outcome = v1::ConfigFieldChange::Outcome;
 
+std::string TestTmpDir() { return std::getenv("TEST_TMPDIR"); }
+
 std::string TempPath(const std::string& name) {
-  return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  return TestTmpDir() + "/" + name;
 }
 
 void Write(const std::string& path, const std::string& text) {
@@ -205,6 +211,49 @@ TEST_F(ConfigManagerTest, AdminTokenIsReadRedactedAndHotReloaded) {
   EXPECT_THAT(std::string(outcome.status.message()),
               HasSubstr("security.admin_token_file"));
   EXPECT_EQ(manager_->Current()->admin_token, "other-token");
+}
+
+TEST_F(ConfigManagerTest, AdminTokenFileMustBeASmallRegularFile) {
+  // Each of these would hang a reload (FIFO without a writer) or grow memory
+  // without bound (/dev/zero) if read like a file; each is refused at once
+  // with an error naming the field and never the token.
+  const std::string fifo = TempPath("token_fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const std::string large = TempPath("token_large");
+  Write(large, "big-secret-" + std::string(4096, 'x'));
+  const std::string at_limit = TempPath("token_at_limit");
+  const std::string token_at_limit = "edge-secret-" + std::string(4084, 'y');
+  ASSERT_EQ(token_at_limit.size(), 4096u);
+  Write(at_limit, token_at_limit);
+  struct Case {
+    std::string path;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {fifo, "must be a regular file"},
+      {"/dev/zero", "must be a regular file"},
+      {TestTmpDir(), "must be a regular file"},
+      {large, "the file is larger than 4096 bytes"},
+      {TempPath("missing_token"), "cannot open the file"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.path);
+    Write(path_, "security { admin_token_file: \"" + c.path + "\" }\n");
+    const auto outcome = manager_->Reload(FromFile());
+    EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(
+        std::string(outcome.status.message()),
+        HasSubstr("security.admin_token_file: " + c.path + ": " + c.message));
+    EXPECT_THAT(std::string(outcome.status.message()),
+                Not(HasSubstr("secret")));
+    EXPECT_THAT(outcome.report.DebugString(), Not(HasSubstr("secret")));
+    EXPECT_EQ(manager_->Current()->generation, 1u);
+  }
+  // Exactly 4096 bytes is still accepted.
+  Write(path_, "security { admin_token_file: \"" + at_limit + "\" }\n");
+  const auto outcome = manager_->Reload(FromFile());
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(manager_->Current()->admin_token, token_at_limit);
 }
 
 TEST_F(ConfigManagerTest, RejectedEntriesAreSortedByFieldPath) {
