@@ -30,6 +30,12 @@ void ApplyConfigDefaults(ServerConfig* c) {
   if (workers->restart_backoff_max_seconds() == 0) {
     workers->set_restart_backoff_max_seconds(60);
   }
+  // max_num_seqs stays 0 when unset: its default follows admission.max_n
+  // (WorkerArgv), which a hot reload may change.
+  if (workers->memory_budget_bytes() == 0) {
+    workers->set_memory_budget_bytes(1024 * kMiB);
+  }
+  if (workers->max_batch_tokens() == 0) workers->set_max_batch_tokens(2048);
 
   auto* admission = c->mutable_admission();
   if (admission->max_queued_requests() == 0) {

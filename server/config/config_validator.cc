@@ -151,6 +151,18 @@ std::vector<ConfigError> ValidateServerConfig(const ServerConfig& c) {
              86400);
   e.IntRange("workers.restart_backoff_max_seconds",
              w.restart_backoff_max_seconds(), 1, 3600);
+  if (w.max_num_seqs() != 0) {
+    e.IntRange("workers.max_num_seqs", w.max_num_seqs(), 1, 65536);
+    if (w.max_num_seqs() > 0 && w.max_num_seqs() < c.admission().max_n()) {
+      e.Add("workers.max_num_seqs",
+            absl::StrCat("must be >= admission.max_n = ", c.admission().max_n(),
+                         " (a group runs on one worker), got ",
+                         w.max_num_seqs()));
+    }
+  }
+  e.IntRange("workers.memory_budget_bytes", w.memory_budget_bytes(),
+             int64_t{1} << 20, int64_t{1} << 50);
+  e.IntRange("workers.max_batch_tokens", w.max_batch_tokens(), 1, 1048576);
 
   // admission
   const auto& a = c.admission();

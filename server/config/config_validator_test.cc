@@ -60,6 +60,21 @@ std::vector<BadCase> BadCases() {
       {"startup_timeout",
        [](auto* c) { c->mutable_workers()->set_startup_timeout_seconds(-5); },
        "workers.startup_timeout_seconds", "[1, 86400]"},
+      {"max_num_seqs_range",
+       [](auto* c) { c->mutable_workers()->set_max_num_seqs(70000); },
+       "workers.max_num_seqs", "[1, 65536]"},
+      {"max_num_seqs_below_max_n",
+       [](auto* c) {
+         c->mutable_admission()->set_max_n(64);
+         c->mutable_workers()->set_max_num_seqs(32);
+       },
+       "workers.max_num_seqs", ">= admission.max_n = 64"},
+      {"memory_budget",
+       [](auto* c) { c->mutable_workers()->set_memory_budget_bytes(1000); },
+       "workers.memory_budget_bytes", "[1048576,"},
+      {"max_batch_tokens",
+       [](auto* c) { c->mutable_workers()->set_max_batch_tokens(-1); },
+       "workers.max_batch_tokens", "[1, 1048576]"},
       {"backoff",
        [](auto* c) {
          c->mutable_workers()->set_restart_backoff_max_seconds(9999);

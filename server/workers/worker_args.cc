@@ -65,8 +65,11 @@ std::vector<std::string> WorkerArgv(const rollout::v1::ServerConfig& config,
                                     const WorkerLaunch& launch) {
   const auto& admission = config.admission();
   const auto& replay = config.replay_ssm();
-  // Slots bound concurrency, not only n: at least 64 whatever max_n is.
-  const int max_num_seqs = std::max(64, admission.max_n());
+  // Slots bound concurrency, not only n: by default at least 64 whatever
+  // max_n is (the validator keeps an explicit value >= max_n).
+  const int max_num_seqs = config.workers().max_num_seqs() > 0
+                               ? config.workers().max_num_seqs()
+                               : std::max(64, admission.max_n());
   int num_rings = -1;  // one per slot
   const float share = replay.ring_pool_share();
   if (share <= 0.0f) {
@@ -83,6 +86,9 @@ std::vector<std::string> WorkerArgv(const rollout::v1::ServerConfig& config,
       absl::StrCat("--model=", launch.model_dir),
       absl::StrCat("--device=", launch.device),
       absl::StrCat("--max_num_seqs=", max_num_seqs),
+      absl::StrCat("--memory_budget_bytes=",
+                   config.workers().memory_budget_bytes()),
+      absl::StrCat("--max_batch_tokens=", config.workers().max_batch_tokens()),
       absl::StrCat("--max_top_logprobs=", admission.max_top_logprobs()),
       absl::StrCat("--replay_ssm=", replay.enabled() ? "true" : "false"),
       absl::StrCat("--ring_length=", replay.ring_length()),

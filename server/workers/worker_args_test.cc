@@ -44,6 +44,8 @@ TEST(WorkerArgsTest, ArgvCarriesConfigAndLaunch) {
   EXPECT_THAT(argv, Contains("--model=/models/m"));
   EXPECT_THAT(argv, Contains("--device=cpu"));
   EXPECT_THAT(argv, Contains("--max_num_seqs=64"));
+  EXPECT_THAT(argv, Contains("--memory_budget_bytes=1073741824"));
+  EXPECT_THAT(argv, Contains("--max_batch_tokens=2048"));
   EXPECT_THAT(argv, Contains("--num_rings=32"));
   EXPECT_THAT(argv, Contains("--ring_length=16"));
   EXPECT_THAT(argv, Contains("--auto_min_batch=8"));
@@ -63,6 +65,19 @@ TEST(WorkerArgsTest, RingShareZeroMeansNoRings) {
   const auto argv = WorkerArgv(c, WorkerLaunch());
   EXPECT_THAT(argv, Contains("--num_rings=0"));
   EXPECT_THAT(argv, Contains("--max_num_seqs=128"));
+}
+
+TEST(WorkerArgsTest, ExplicitEngineSizing) {
+  rollout::v1::ServerConfig c = Defaults();
+  c.mutable_workers()->set_max_num_seqs(512);
+  c.mutable_workers()->set_memory_budget_bytes(int64_t{80} << 30);
+  c.mutable_workers()->set_max_batch_tokens(8192);
+  c.mutable_replay_ssm()->set_ring_pool_share(0.25f);
+  const auto argv = WorkerArgv(c, WorkerLaunch());
+  EXPECT_THAT(argv, Contains("--max_num_seqs=512"));
+  EXPECT_THAT(argv, Contains("--memory_budget_bytes=85899345920"));
+  EXPECT_THAT(argv, Contains("--max_batch_tokens=8192"));
+  EXPECT_THAT(argv, Contains("--num_rings=128"));  // a quarter of the slots
 }
 
 TEST(WorkerArgsTest, EnvironmentKeepsOnlyAllowedVariables) {
