@@ -217,6 +217,7 @@ void WorkerPool::WorkerReady(int index, uint64_t incarnation,
   bool catch_up = false;
   std::string path;
   uint64_t version = 0;
+  std::shared_ptr<const ConfigSnapshot> config;
   {
     rollout::MutexLock lock(&mu_);
     if (shutting_down_) return;
@@ -242,7 +243,10 @@ void WorkerPool::WorkerReady(int index, uint64_t incarnation,
     } else {
       MakeRoutableLocked(index, &actions);
     }
+    config = config_;
   }
+  // Launched with the config of its start; a reload may have come since.
+  SendReconfigure(connection, *config);
   {
     rollout::MutexLock lock(&metrics_mu_);
     WorkerMetrics& m = MetricsOf(index);
@@ -778,10 +782,51 @@ void WorkerPool::UpdateWeights(
 
 void WorkerPool::ApplyConfig(std::shared_ptr<const ConfigSnapshot> config) {
   // Hot fields read here: health.watchdog_seconds (each tick). The engine
-  // settings (replay_ssm.enabled, auto_min_batch_size) reach workers when
-  // they (re)start.
-  rollout::MutexLock lock(&mu_);
-  config_ = std::move(config);
+  // settings (replay_ssm.enabled, auto_min_batch_size) go to every live
+  // worker now; workers that start later get them on their command line and
+  // again when ready (WorkerReady), so none misses a reload.
+  std::vector<std::shared_ptr<WorkerConnection>> targets;
+  {
+    rollout::MutexLock lock(&mu_);
+    const auto& before = config_->config.replay_ssm();
+    const auto& after = config->config.replay_ssm();
+    const bool engine_changed =
+        before.enabled() != after.enabled() ||
+        before.auto_min_batch_size() != after.auto_min_batch_size();
+    config_ = config;
+    if (engine_changed) {
+      for (const Worker& w : workers_) {
+        if (w.process_ready && w.connection != nullptr) {
+          targets.push_back(w.connection);
+        }
+      }
+    }
+  }
+  for (const auto& connection : targets) SendReconfigure(connection, *config);
+}
+
+void WorkerPool::SendReconfigure(
+    const std::shared_ptr<WorkerConnection>& connection,
+    const ConfigSnapshot& config) {
+  using Call = UnaryCall<wv1::ReconfigureRequest, wv1::ReconfigureResponse>;
+  auto unary = std::make_shared<Call>();
+  const auto& replay = config.config.replay_ssm();
+  unary->request.set_config_generation(config.generation);
+  unary->request.set_replay_ssm_enabled(replay.enabled());
+  unary->request.set_replay_auto_min_batch(replay.auto_min_batch_size());
+  SetDeadline(&unary->context, absl::Now() + absl::Seconds(30));
+  in_flight_.Begin();
+  connection->stub()->async()->Reconfigure(
+      &unary->context, &unary->request, &unary->response,
+      [this, unary](grpc::Status status) {
+        if (!status.ok() &&
+            status.error_code() != grpc::StatusCode::CANCELLED) {
+          Log(absl::StrCat(
+              "config generation ", unary->request.config_generation(),
+              " not applied on a worker: ", status.error_message()));
+        }
+        in_flight_.End();
+      });
 }
 
 DispatcherState WorkerPool::State() const {

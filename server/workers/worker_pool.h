@@ -173,6 +173,11 @@ class WorkerPool final : public Dispatcher, private Supervisor::Listener {
   void FanOutPause(rollout::v1::PauseMode mode, absl::Time deadline,
                    absl::AnyInvocable<void(absl::Status)> done)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends the hot engine settings of `config` (replay_ssm.enabled,
+  // auto_min_batch_size) to a worker; fire and forget (a worker that misses
+  // it is restarted with the current config anyway).
+  void SendReconfigure(const std::shared_ptr<WorkerConnection>& connection,
+                       const ConfigSnapshot& config) ABSL_LOCKS_EXCLUDED(mu_);
   // Loads the weights rolloutd serves on a worker that came up with older
   // ones, then marks it ready.
   void CatchUp(int index, uint64_t incarnation,

@@ -309,6 +309,12 @@ absl::Status Engine::UpdateWeights(const std::string& path,
 
 absl::Status Engine::Reconfigure(const EngineReconfig& change) {
   RETURN_IF_ERROR(change.Validate());
+  if (change.replay_enabled.has_value()) {
+    options_.replay.enabled = *change.replay_enabled;
+    static_fallback_ = StaticFallback(
+        options_.replay.enabled, plan_.pools.num_ring_slots,
+        backend_->info().num_gdn_layers, backend_->capabilities().replay_ssm);
+  }
   if (change.replay_auto_min_batch.has_value()) {
     options_.replay.auto_min_batch = *change.replay_auto_min_batch;
   }

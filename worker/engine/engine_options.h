@@ -57,6 +57,9 @@ struct EngineOptions {
 // between steps. Unset fields keep their value. default_mode applies to
 // requests submitted afterwards.
 struct EngineReconfig {
+  // replay.enabled: off makes ON rows fall back (kDisabledByConfig) and AUTO
+  // plain from the next step; on again uses the ring pool sized at start.
+  std::optional<bool> replay_enabled;
   std::optional<int> replay_auto_min_batch;
   std::optional<ReplayMode> replay_default_mode;
 

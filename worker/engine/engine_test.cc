@@ -451,6 +451,49 @@ TEST(EngineTest, ReconfigureChangesAutoThresholdAndDefaultMode) {
   EXPECT_GT(c.replay_ssm.ring_steps, 0);
 }
 
+TEST(EngineTest, ReconfigureTurnsReplaySsmOffAndOnBetweenSteps) {
+  FakeBackendOptions fo;
+  EngineHarness h(fo, SmallEngineOptions());
+  GroupRequest r = MakeRequest("mid", Prompt(5), 1, 40, 0.0f, 1);
+  r.replay_ssm = ReplayMode::kOn;
+  r.sampling.ignore_eos = true;
+  auto mid = h.Submit(r);
+  h.Steps(10);  // on the ring by now
+  EngineReconfig off;
+  off.replay_enabled = false;
+  ASSERT_TRUE(h.engine().Reconfigure(off).ok());
+  GroupRequest later = MakeRequest("later", Prompt(6), 1, 8, 0.0f, 2);
+  later.replay_ssm = ReplayMode::kOn;
+  later.sampling.ignore_eos = true;
+  auto later_ch = h.Submit(later);
+  h.Run();
+  // The running row flushed, continued plainly, and still gives the
+  // reference tokens; both report why they did not (all) use the ring.
+  const CompletionResult m = EngineHarness::Drain(*mid).completions[0];
+  EXPECT_EQ(m.token_ids, ReferenceGreedy(fo, Prompt(5), 40, false));
+  EXPECT_GT(m.replay_ssm.ring_steps, 0);
+  EXPECT_GT(m.replay_ssm.plain_steps, 0);
+  EXPECT_EQ(m.replay_ssm.fallback, FallbackReason::kDisabledByConfig);
+  const CompletionResult l = EngineHarness::Drain(*later_ch).completions[0];
+  EXPECT_EQ(l.token_ids, ReferenceGreedy(fo, Prompt(6), 8, false));
+  EXPECT_FALSE(l.replay_ssm.applied);
+  EXPECT_EQ(l.replay_ssm.ring_steps, 0);
+  EXPECT_EQ(l.replay_ssm.fallback, FallbackReason::kDisabledByConfig);
+
+  EngineReconfig on;
+  on.replay_enabled = true;
+  ASSERT_TRUE(h.engine().Reconfigure(on).ok());
+  GroupRequest again = MakeRequest("again", Prompt(7), 1, 8, 0.0f, 3);
+  again.replay_ssm = ReplayMode::kOn;
+  again.sampling.ignore_eos = true;
+  auto again_ch = h.Submit(again);
+  h.Run();
+  const CompletionResult a = EngineHarness::Drain(*again_ch).completions[0];
+  EXPECT_TRUE(a.replay_ssm.applied);
+  EXPECT_EQ(a.replay_ssm.fallback, FallbackReason::kNone);
+  EXPECT_EQ(a.token_ids, ReferenceGreedy(fo, Prompt(7), 8, false));
+}
+
 TEST(EngineTest, StopTokensMinTokensAndEos) {
   FakeBackendOptions fo;
   fo.vocab_size = 4;  // EOS (0) is likely at every step

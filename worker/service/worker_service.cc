@@ -380,6 +380,33 @@ grpc::ServerUnaryReactor* WorkerService::UpdateWeights(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* WorkerService::Reconfigure(
+    grpc::CallbackServerContext* context,
+    const wv1::ReconfigureRequest* request,
+    wv1::ReconfigureResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  EngineReconfig change;
+  change.replay_enabled = request->replay_ssm_enabled();
+  change.replay_auto_min_batch = request->replay_auto_min_batch();
+  if (absl::Status s = change.Validate(); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  rollout::MutexLock lock(&reconfig_mu_);
+  if (request->config_generation() <= reconfig_generation_) {
+    response->set_applied(false);  // overtaken by a newer generation
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  reconfig_generation_ = request->config_generation();
+  executor_->ReconfigureAsync(std::move(change),
+                              [reactor, response](absl::Status status) {
+                                response->set_applied(status.ok());
+                                reactor->Finish(ToGrpcStatus(status));
+                              });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* WorkerService::GetStats(
     grpc::CallbackServerContext* context, const wv1::GetStatsRequest* request,
     wv1::WorkerStats* response) {

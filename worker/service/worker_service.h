@@ -22,7 +22,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "grpcpp/server.h"
 #include "rollout/worker/v1/worker.grpc.pb.h"
 #include "worker/engine/executor.h"
@@ -66,6 +68,10 @@ class WorkerService final
       grpc::CallbackServerContext* context,
       const rollout::worker::v1::UpdateWeightsRequest* request,
       rollout::worker::v1::UpdateWeightsResponse* response) override;
+  grpc::ServerUnaryReactor* Reconfigure(
+      grpc::CallbackServerContext* context,
+      const rollout::worker::v1::ReconfigureRequest* request,
+      rollout::worker::v1::ReconfigureResponse* response) override;
   grpc::ServerUnaryReactor* GetStats(
       grpc::CallbackServerContext* context,
       const rollout::worker::v1::GetStatsRequest* request,
@@ -81,6 +87,10 @@ class WorkerService final
   // Shared with the callbacks of UpdateWeights, which run on the engine
   // thread.
   std::shared_ptr<std::atomic<int64_t>> weight_version_;
+  // Orders Reconfigure calls: checked and queued to the engine together, so
+  // the engine applies generations in increasing order.
+  rollout::Mutex reconfig_mu_;
+  int64_t reconfig_generation_ ABSL_GUARDED_BY(reconfig_mu_) = 0;
 };
 
 // Serves `service` on the unix socket `socket_path` (created by gRPC; the
