@@ -260,6 +260,32 @@ TEST_F(WorkerServiceTest, ScoreReturnsOneLogprobPerToken) {
   EXPECT_FALSE(result.aborted());
 }
 
+TEST_F(WorkerServiceTest, ReconfigureAppliesGenerationsInOrder) {
+  auto call = [&](int64_t generation, bool enabled, int auto_min,
+                  wv1::ReconfigureResponse* response) {
+    grpc::ClientContext ctx;
+    wv1::ReconfigureRequest request;
+    request.set_config_generation(generation);
+    request.set_replay_ssm_enabled(enabled);
+    request.set_replay_auto_min_batch(auto_min);
+    return stub_->Reconfigure(&ctx, request, response);
+  };
+  wv1::ReconfigureResponse response;
+  ASSERT_TRUE(call(3, false, 2, &response).ok());
+  EXPECT_TRUE(response.applied());
+  // Older than what is in effect: ignored, still OK (it was overtaken).
+  ASSERT_TRUE(call(2, true, 2, &response).ok());
+  EXPECT_FALSE(response.applied());
+  ASSERT_TRUE(call(3, true, 2, &response).ok());
+  EXPECT_FALSE(response.applied());
+  ASSERT_TRUE(call(4, true, 1, &response).ok());
+  EXPECT_TRUE(response.applied());
+  // Invalid values never reach the engine.
+  grpc::Status bad = call(5, true, 0, &response);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad.error_message().find("auto_min_batch"), std::string::npos);
+}
+
 TEST_F(WorkerServiceTest, PauseResumeAndUpdateWeights) {
   {
     grpc::ClientContext ctx;
