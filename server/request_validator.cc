@@ -61,7 +61,7 @@ absl::Status CheckPrompt(const RepeatedField<int32_t>& prompt,
     return InvalidFieldError(
         "prompt_token_ids",
         absl::StrCat("at most ", limits.max_prompt_tokens,
-                     " tokens (limits.max_prompt_tokens), got ",
+                     " tokens (admission.max_prompt_tokens), got ",
                      prompt.size()));
   }
   if (limits.context_length > 0 && prompt.size() >= limits.context_length) {
@@ -78,7 +78,7 @@ absl::Status CheckTopLogprobs(const char* field, int32_t k,
   if (k < 0 || k > limits.max_top_logprobs) {
     return InvalidFieldError(
         field, absl::StrCat("must be in [0, ", limits.max_top_logprobs,
-                            "] (limits.max_top_logprobs), got ", k));
+                            "] (admission.max_top_logprobs), got ", k));
   }
   if (limits.vocab_size > 0 && k > limits.vocab_size) {
     return InvalidFieldError(
@@ -113,7 +113,7 @@ absl::Status CheckSampling(const rollout::v1::SamplingParams& s,
     return InvalidFieldError(
         "sampling.max_tokens",
         absl::StrCat("must be in [1, ", limits.max_tokens,
-                     "] (limits.max_tokens), got ", s.max_tokens()));
+                     "] (admission.max_tokens), got ", s.max_tokens()));
   }
   if (limits.context_length > 0 &&
       static_cast<int64_t>(prompt_tokens) + s.max_tokens() >
@@ -135,7 +135,7 @@ absl::Status CheckSampling(const rollout::v1::SamplingParams& s,
     return InvalidFieldError(
         "sampling.stop_token_ids",
         absl::StrCat("at most ", limits.max_stop_token_ids,
-                     " entries (limits.max_stop_token_ids), got ",
+                     " entries (admission.max_stop_token_ids), got ",
                      s.stop_token_ids_size()));
   }
   return CheckTokenIds("sampling.stop_token_ids", s.stop_token_ids(), limits);
@@ -160,7 +160,7 @@ absl::Status ValidateGenerateRequest(const rollout::v1::GenerateRequest& r,
   if (r.n() < 1 || r.n() > limits.max_n) {
     return InvalidFieldError("n",
                              absl::StrCat("must be in [1, ", limits.max_n,
-                                          "] (limits.max_n), got ", r.n()));
+                                          "] (admission.max_n), got ", r.n()));
   }
   if (absl::Status s =
           CheckSampling(r.sampling(), r.prompt_token_ids_size(), limits);
@@ -187,7 +187,7 @@ absl::Status ValidateGenerateRequest(const rollout::v1::GenerateRequest& r,
       return InvalidFieldError(
           "response_size",
           absl::StrCat("n x sampling.max_tokens with these logprobs may need ",
-                       bytes, " bytes, over limits.max_response_bytes (",
+                       bytes, " bytes, over admission.max_response_bytes (",
                        limits.max_response_bytes,
                        "); use GenerateStream, or lower n, max_tokens or "
                        "logprobs.top_k"));
@@ -206,7 +206,7 @@ absl::Status ValidateScoreRequest(const rollout::v1::ScoreRequest& r,
     return InvalidFieldError(
         "completions",
         absl::StrCat("must have 1 to ", limits.max_n,
-                     " entries (limits.max_n), got ", r.completions_size()));
+                     " entries (admission.max_n), got ", r.completions_size()));
   }
   for (int i = 0; i < r.completions_size(); ++i) {
     const auto& ids = r.completions(i).token_ids();
@@ -214,7 +214,7 @@ absl::Status ValidateScoreRequest(const rollout::v1::ScoreRequest& r,
       return InvalidFieldError(
           "completions.token_ids",
           absl::StrCat("completion ", i, " must have 1 to ", limits.max_tokens,
-                       " tokens (limits.max_tokens), got ", ids.size()));
+                       " tokens (admission.max_tokens), got ", ids.size()));
     }
     if (limits.context_length > 0 &&
         r.prompt_token_ids_size() + ids.size() > limits.context_length) {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
@@ -19,6 +20,7 @@
 #include "rollout/v1/admin.grpc.pb.h"
 #include "rollout/v1/rollout.grpc.pb.h"
 #include "server/admin_service.h"
+#include "server/reactor_util.h"
 
 namespace rollout::server {
 namespace {
@@ -33,11 +35,16 @@ std::string TempFile(const std::string& name, const std::string& text) {
 
 // A Dispatcher that answers from other threads, as the worker pool will.
 // Generate: unary -> one completion echoing the prompt; stream -> two chunks.
-// Requests with request_id "hold" wait until cancelled.
+// Requests whose request_id starts with "hold" wait until cancelled.
 class FakeDispatcher final : public Dispatcher {
  public:
   ~FakeDispatcher() override {
-    for (auto& t : threads_) t.join();
+    std::vector<std::thread> threads;
+    {
+      absl::MutexLock lock(&mu_);
+      threads.swap(threads_);
+    }
+    for (auto& t : threads) t.join();
   }
 
   std::unique_ptr<CallHandle> Generate(
@@ -50,8 +57,10 @@ class FakeDispatcher final : public Dispatcher {
     auto handle = std::make_unique<Handle>();
     Handle* h = handle.get();
     auto cancelled = h->cancelled;
+    // gRPC calls Generate from several threads at once.
+    absl::MutexLock lock(&mu_);
     threads_.emplace_back([request, stream, sink, cancelled] {
-      if (request->request_id() == "hold") {
+      if (absl::StartsWith(request->request_id(), "hold")) {
         cancelled->WaitForNotification();
         sink->Finish(absl::CancelledError("cancelled by the client"));
         return;
@@ -152,8 +161,7 @@ class FakeDispatcher final : public Dispatcher {
   std::vector<v1::GenerateRequest> seen_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> applied_generations_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> weight_paths_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread> threads_;  // only touched by the gRPC threads'
-                                      // Generate calls and the destructor
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
 };
 
 class Client {
@@ -372,6 +380,263 @@ TEST(RolloutServerTest, AdmissionQueueBoundIsEnforced) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   EXPECT_TRUE(again_status.ok()) << again_status.error_message();
+}
+
+// A unary Generate that the fake dispatcher holds until it is cancelled.
+class HeldCall {
+ public:
+  HeldCall(Client& client, v1::GenerateRequest request)
+      : request_(std::move(request)) {
+    client.rollout().async()->Generate(&context_, &request_, &response_,
+                                       [this](grpc::Status status) {
+                                         status_ = std::move(status);
+                                         done_.Notify();
+                                       });
+  }
+  ~HeldCall() {
+    context_.TryCancel();
+    done_.WaitForNotification();
+  }
+
+ private:
+  grpc::ClientContext context_;
+  const v1::GenerateRequest request_;  // outlives the call
+  v1::GenerateResponse response_;
+  grpc::Status status_;
+  absl::Notification done_;
+};
+
+// Polls (with a generous deadline for a loaded machine) until the fake has
+// seen `n` Generate calls.
+bool WaitForSeen(FakeDispatcher* fake, size_t n) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (fake->seen().size() < n) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+grpc::Status CallGenerate(Client& client, const v1::GenerateRequest& request) {
+  grpc::ClientContext context;
+  v1::GenerateResponse response;
+  return client.rollout().Generate(&context, request, &response);
+}
+
+grpc::Status CallStream(Client& client, const v1::GenerateRequest& request) {
+  grpc::ClientContext context;
+  auto reader = client.rollout().GenerateStream(&context, request);
+  v1::GenerateStreamChunk chunk;
+  while (reader->Read(&chunk)) {
+  }
+  return reader->Finish();
+}
+
+grpc::Status CallScore(Client& client, const v1::ScoreRequest& request) {
+  grpc::ClientContext context;
+  v1::ScoreResponse response;
+  return client.rollout().Score(&context, request, &response);
+}
+
+v1::GenerateRequest Request(int prompt_tokens, int n, int max_tokens) {
+  v1::GenerateRequest request;
+  for (int i = 0; i < prompt_tokens; ++i) request.add_prompt_token_ids(5);
+  request.set_n(n);
+  request.mutable_sampling()->set_max_tokens(max_tokens);
+  return request;
+}
+
+v1::ScoreRequest Score(int prompt_tokens, int completions, int tokens) {
+  v1::ScoreRequest request;
+  for (int i = 0; i < prompt_tokens; ++i) request.add_prompt_token_ids(5);
+  for (int c = 0; c < completions; ++c) {
+    auto* completion = request.add_completions();
+    for (int i = 0; i < tokens; ++i) completion->add_token_ids(6);
+  }
+  return request;
+}
+
+// The code, and that the message names the config field of the limit.
+void ExpectRejected(const grpc::Status& status, grpc::StatusCode code,
+                    const std::string& config_field) {
+  EXPECT_EQ(status.error_code(), code) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr(config_field));
+}
+
+void ExpectOk(const grpc::Status& status) {
+  EXPECT_TRUE(status.ok()) << status.error_code() << ": "
+                           << status.error_message();
+}
+
+// The limits audit: for every configurable limit on a request (each
+// AdmissionConfig field, transport.max_receive_message_bytes), a request just
+// over it is refused with the documented code and a message naming the config
+// field, and a request just at it is accepted.
+TEST(RolloutServerTest, EveryConfigurableLimitIsEnforcedAndNamed) {
+  // Per-request limits. The response-size estimate of n = 4, max_tokens = T,
+  // sampled logprobs and top_k = 3 is 4 x (T x 36 + 64) + 256 bytes: 2672 for
+  // T = 15, 2816 for T = 16.
+  Started s = Start(
+      "admission { max_n: 4 max_prompt_tokens: 8 max_tokens: 16 "
+      "max_top_logprobs: 3 max_stop_token_ids: 2 max_response_bytes: 2672 "
+      "max_queued_tokens: 100 }\n"
+      "default_sampling { max_tokens: 1 }",
+      /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  constexpr auto kInvalid = grpc::StatusCode::INVALID_ARGUMENT;
+  {
+    SCOPED_TRACE("admission.max_n");
+    ExpectOk(CallGenerate(client, Request(1, 4, 1)));
+    ExpectRejected(CallGenerate(client, Request(1, 5, 1)), kInvalid,
+                   "admission.max_n");
+    ExpectOk(CallScore(client, Score(1, 4, 1)));
+    ExpectRejected(CallScore(client, Score(1, 5, 1)), kInvalid,
+                   "admission.max_n");
+  }
+  {
+    SCOPED_TRACE("admission.max_prompt_tokens");
+    ExpectOk(CallGenerate(client, Request(8, 1, 1)));
+    ExpectRejected(CallGenerate(client, Request(9, 1, 1)), kInvalid,
+                   "admission.max_prompt_tokens");
+    ExpectOk(CallScore(client, Score(8, 1, 1)));
+    ExpectRejected(CallScore(client, Score(9, 1, 1)), kInvalid,
+                   "admission.max_prompt_tokens");
+  }
+  {
+    SCOPED_TRACE("admission.max_tokens");
+    ExpectOk(CallGenerate(client, Request(1, 1, 16)));
+    ExpectRejected(CallGenerate(client, Request(1, 1, 17)), kInvalid,
+                   "admission.max_tokens");
+    ExpectOk(CallScore(client, Score(1, 1, 16)));
+    ExpectRejected(CallScore(client, Score(1, 1, 17)), kInvalid,
+                   "admission.max_tokens");
+  }
+  {
+    SCOPED_TRACE("admission.max_top_logprobs");
+    v1::GenerateRequest at = Request(1, 1, 1);
+    at.mutable_logprobs()->set_top_k(3);
+    ExpectOk(CallGenerate(client, at));
+    v1::GenerateRequest over = at;
+    over.mutable_logprobs()->set_top_k(4);
+    ExpectRejected(CallGenerate(client, over), kInvalid,
+                   "admission.max_top_logprobs");
+    v1::ScoreRequest score_at = Score(1, 1, 1);
+    score_at.set_top_logprobs(3);
+    ExpectOk(CallScore(client, score_at));
+    v1::ScoreRequest score_over = score_at;
+    score_over.set_top_logprobs(4);
+    ExpectRejected(CallScore(client, score_over), kInvalid,
+                   "admission.max_top_logprobs");
+  }
+  {
+    SCOPED_TRACE("admission.max_stop_token_ids");
+    v1::GenerateRequest at = Request(1, 1, 1);
+    at.mutable_sampling()->add_stop_token_ids(7);
+    at.mutable_sampling()->add_stop_token_ids(8);
+    ExpectOk(CallGenerate(client, at));
+    v1::GenerateRequest over = at;
+    over.mutable_sampling()->add_stop_token_ids(9);
+    ExpectRejected(CallGenerate(client, over), kInvalid,
+                   "admission.max_stop_token_ids");
+  }
+  {
+    SCOPED_TRACE("admission.max_response_bytes");
+    v1::GenerateRequest at = Request(1, 4, 15);
+    at.mutable_logprobs()->set_sampled(true);
+    at.mutable_logprobs()->set_top_k(3);
+    ExpectOk(CallGenerate(client, at));
+    v1::GenerateRequest over = at;
+    over.mutable_sampling()->set_max_tokens(16);
+    ExpectRejected(CallGenerate(client, over), kInvalid,
+                   "admission.max_response_bytes");
+    // The bound is on unary responses only: a stream may ask for more.
+    ExpectOk(CallStream(client, over));
+  }
+  // Queue limits, on a server whose per-request limits do not get in the way.
+  Started q = Start(
+      "admission { max_queued_requests: 2 max_queued_tokens: 100 "
+      "max_n: 64 max_tokens: 64 }\n"
+      "default_sampling { max_tokens: 1 }",
+      /*fake=*/true);
+  ASSERT_NE(q.server, nullptr);
+  Client qclient(q.server->grpc_address());
+  {
+    SCOPED_TRACE("admission.max_queued_tokens, one request");
+    // A group costs prompt + n x max_tokens: 4 + 6 x 16 = 100 is the whole
+    // budget; a group one token larger could never be admitted.
+    ExpectOk(CallGenerate(qclient, Request(4, 6, 16)));  // costs 100
+    ExpectRejected(CallGenerate(qclient, Request(5, 6, 16)), kInvalid,
+                   "admission.max_queued_tokens");
+  }
+  {
+    SCOPED_TRACE("admission.max_queued_tokens, the queue");
+    const size_t seen = q.fake->seen().size();
+    v1::GenerateRequest held = Request(4, 6, 10);  // costs 64
+    held.set_request_id("hold-tokens");
+    auto call = std::make_unique<HeldCall>(qclient, held);
+    ASSERT_TRUE(WaitForSeen(q.fake, seen + 1));
+    ExpectOk(CallGenerate(qclient, Request(4, 2, 16)));  // 64 + 36 = 100
+    const grpc::Status over = CallGenerate(qclient, Request(5, 2, 16));
+    ExpectRejected(over, grpc::StatusCode::RESOURCE_EXHAUSTED,
+                   "admission.max_queued_tokens");
+    call.reset();  // cancels the held call
+  }
+  {
+    SCOPED_TRACE("admission.max_queued_requests");
+    // The held call's budget comes back once the server has finished it
+    // (the client saw CANCELLED at once): wait until the whole budget can be
+    // admitted again.
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    grpc::Status empty;
+    do {
+      empty = CallGenerate(qclient, Request(4, 6, 16));
+    } while (!empty.ok() && absl::Now() < deadline);
+    ExpectOk(empty);
+    const size_t seen = q.fake->seen().size();
+    v1::GenerateRequest held = Request(1, 1, 1);
+    held.set_request_id("hold-1");
+    auto first = std::make_unique<HeldCall>(qclient, held);
+    held.set_request_id("hold-2");
+    auto second = std::make_unique<HeldCall>(qclient, held);  // 2 = the limit
+    ASSERT_TRUE(WaitForSeen(q.fake, seen + 2));
+    grpc::ClientContext context;
+    v1::GenerateResponse response;
+    const grpc::Status over =
+        qclient.rollout().Generate(&context, Request(1, 1, 1), &response);
+    ExpectRejected(over, grpc::StatusCode::RESOURCE_EXHAUSTED,
+                   "admission.max_queued_requests");
+    // Admission rejections carry the retry hint.
+    const auto& trailers = context.GetServerTrailingMetadata();
+    EXPECT_NE(trailers.find(kRetryPushbackKey), trailers.end());
+    ExpectRejected(CallScore(qclient, Score(1, 1, 1)),
+                   grpc::StatusCode::RESOURCE_EXHAUSTED,
+                   "admission.max_queued_requests");
+  }
+
+  // The transport's request size.
+  Started t = Start(
+      "admission { max_prompt_tokens: 100000 }\n"
+      "transport { max_receive_message_bytes: 4096 }",
+      /*fake=*/true);
+  ASSERT_NE(t.server, nullptr);
+  Client tclient(t.server->grpc_address());
+  {
+    SCOPED_TRACE("transport.max_receive_message_bytes");
+    // A request of exactly 4096 bytes (each prompt token adds one byte), and
+    // one of 4097. gRPC refuses the larger one before rolloutd sees it, with
+    // its own message giving the sizes ("... larger than max (4097 vs.
+    // 4096)"): it names the limit's value, not the config field.
+    v1::GenerateRequest at = Request(1, 1, 1);
+    while (at.ByteSizeLong() < 4096) at.add_prompt_token_ids(5);
+    ASSERT_EQ(at.ByteSizeLong(), 4096u);
+    ExpectOk(CallGenerate(tclient, at));
+    v1::GenerateRequest over = at;
+    over.add_prompt_token_ids(5);
+    ASSERT_EQ(over.ByteSizeLong(), 4097u);
+    ExpectRejected(CallGenerate(tclient, over),
+                   grpc::StatusCode::RESOURCE_EXHAUSTED, "4096");
+  }
 }
 
 TEST(RolloutServerTest, PauseRefusesNewWorkUntilResume) {
