@@ -83,6 +83,19 @@ def metric(server, name, labels=None):
     return metric_value(server.metrics_text(), name, labels)
 
 
+def metric_sum(server, name, labels=None):
+    """The sum of every series of `name` whose labels include `labels` (0 if none)."""
+    want = ['%s="%s"' % kv for kv in (labels or {}).items()]
+    total = 0.0
+    for line in metrics(server).splitlines():
+        series, _, value = line.rpartition(" ")
+        if line.startswith("#") or not (series == name or series.startswith(name + "{")):
+            continue
+        if all(w in series for w in want):
+            total += float(value)
+    return total
+
+
 def wait_metric(server, name, labels, predicate, timeout=20):
     """Polls /metrics until predicate(value) holds (value None when the series is absent)."""
     last = [None]
