@@ -65,6 +65,20 @@ class FakeDispatcher final : public Dispatcher {
         sink->Finish(absl::CancelledError("cancelled by the client"));
         return;
       }
+      if (request->request_id() == "flood") {
+        // ~1 KiB chunks until cancelled (at most 64 MiB), paced like a model
+        // so that the transport's buffers fill before the server's does.
+        for (int i = 0; i < 65536 && !cancelled->HasBeenNotified(); ++i) {
+          v1::GenerateStreamChunk chunk;
+          auto* delta = chunk.add_deltas();
+          delta->set_offset(256 * i);
+          for (int t = 0; t < 256; ++t) delta->add_token_ids(1 << 20);
+          sink->Write(std::move(chunk));
+          absl::SleepFor(absl::Microseconds(500));
+        }
+        sink->Finish(absl::CancelledError("cancelled"));
+        return;
+      }
       v1::GenerateResponse response;
       response.set_request_id(request->request_id());
       response.set_seed(request->sampling().seed());
@@ -637,6 +651,51 @@ TEST(RolloutServerTest, EveryConfigurableLimitIsEnforcedAndNamed) {
     ExpectRejected(CallGenerate(tclient, over),
                    grpc::StatusCode::RESOURCE_EXHAUSTED, "4096");
   }
+}
+
+TEST(RolloutServerTest, UnreadStreamIsCutOffAndGivesItsBudgetBack) {
+  Started s =
+      Start("admission { max_queued_requests: 1 max_response_bytes: 4096 }",
+            /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  // Without BDP probing the client's stream window stays at 64 KiB, so the
+  // unread stream backs up into the server quickly.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto channel = grpc::CreateCustomChannel(
+      s.server->grpc_address(), grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::Rollout::NewStub(channel);
+  grpc::ClientContext flood_context;
+  auto flood = stub->GenerateStream(&flood_context, ValidRequest("flood"));
+  for (int i = 0; i < 1000 && s.fake->seen().empty(); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(s.fake->seen().size(), 1u);  // admitted
+  // Not read yet. Once more than max_response_bytes wait, the server cancels
+  // the work and gives its admission budget back: with max_queued_requests 1
+  // another request is admitted while the flood is still unread.
+  Client client(s.server->grpc_address());
+  grpc::Status status;
+  for (int i = 0; i < 1000; ++i) {
+    grpc::ClientContext context;
+    v1::GenerateResponse response;
+    status = client.rollout().Generate(&context, ValidRequest(), &response);
+    if (status.ok()) break;
+    ASSERT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << status.error_message();
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  // The reader then gets what was buffered and a status naming the limit.
+  v1::GenerateStreamChunk chunk;
+  int64_t bytes = 0;
+  while (flood->Read(&chunk)) bytes += chunk.ByteSizeLong();
+  const grpc::Status flood_status = flood->Finish();
+  EXPECT_EQ(flood_status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(flood_status.error_message(),
+              HasSubstr("admission.max_response_bytes (4096)"));
+  EXPECT_GT(bytes, 0);
+  EXPECT_LT(bytes, 16 << 20);  // cut off, far from the 64 MiB it would send
 }
 
 TEST(RolloutServerTest, PauseRefusesNewWorkUntilResume) {

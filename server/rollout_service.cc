@@ -206,6 +206,13 @@ class GenerateStreamCall final
   }
 
   void DispatcherFinished(absl::Status status) {
+    // The work is over: its admission budget goes back now, not when the
+    // last buffered chunk is written. A client that stopped reading may keep
+    // the call open until its deadline; it holds at most
+    // max_response_bytes of buffer, never queue slots or tokens. (Complete()
+    // runs after this, on this thread or after OnWriteDone saw finished_
+    // under mu_, so the ticket is not touched concurrently.)
+    ticket_.Release();
     {
       absl::MutexLock lock(&mu_);
       if (overflowed_) {
