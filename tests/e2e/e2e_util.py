@@ -152,24 +152,27 @@ IDLE_GAUGES = ("rollout_state_slots_used", "rollout_kv_blocks_used",
 
 
 def busy_gauges(server, workers):
-    """{"name{worker}": value} of every IDLE_GAUGES series (and rolloutd's own queue) not at 0.
+    """{"name{worker}": value} of every IDLE_GAUGES series (and rolloutd's own queue and admission
+    budget) not at 0.
 
     A missing series (a restarted worker before its first stats snapshot) counts as not idle.
     """
     text = metrics(server)
     series = [(name, {"worker": str(w)}) for name in IDLE_GAUGES for w in range(workers)]
     series.append(("rollout_requests_waiting", {"worker": "frontend"}))
+    series.append(("rollout_queue_tokens", None))  # admission budget held by unfinished calls
     busy = {}
     for name, labels in series:
         value = metric_value(text, name, labels)
         if value != 0:
-            busy["%s%s" % (name, labels)] = value
+            busy["%s%s" % (name, labels or "")] = value
     return busy
 
 
 def wait_idle(server, workers, timeout=30):
     """Until busy_gauges is empty: every slot, KV block and ReplaySSM ring back, nothing running
-    or waiting on any worker or in rolloutd's queue. Returns the seconds it took."""
+    or waiting on any worker or in rolloutd's queue, no admission budget held. Returns the
+    seconds it took."""
     start = time.time()
     last = [None]
 
