@@ -16,7 +16,7 @@ from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor
 from rollout_client._proto import rollout_pb2 as rollout_dot_v1_dot_rollout__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17rollout/v1/config.proto\x12\nrollout.v1\x1a google/protobuf/descriptor.proto\x1a\x18rollout/v1/rollout.proto\"\x9b\x04\n\x0cServerConfig\x12\x14\n\x06listen\x18\x01 \x01(\tB\x04\xc8\xf3\x18\x02\x12\x1c\n\x0emetrics_listen\x18\x02 \x01(\tB\x04\xc8\xf3\x18\x02\x12&\n\x05model\x18\x03 \x01(\x0b\x32\x17.rollout.v1.ModelConfig\x12\x30\n\x07workers\x18\x04 \x01(\x0b\x32\x19.rollout.v1.WorkersConfigB\x04\xc8\xf3\x18\x02\x12\x34\n\tadmission\x18\x05 \x01(\x0b\x32\x1b.rollout.v1.AdmissionConfigB\x04\xc8\xf3\x18\x01\x12<\n\x10\x64\x65\x66\x61ult_sampling\x18\x06 \x01(\x0b\x32\x1c.rollout.v1.SamplingDefaultsB\x04\xc8\xf3\x18\x01\x12/\n\nreplay_ssm\x18\x07 \x01(\x0b\x32\x1b.rollout.v1.ReplaySsmConfig\x12.\n\x06health\x18\x08 \x01(\x0b\x32\x18.rollout.v1.HealthConfigB\x04\xc8\xf3\x18\x01\x12,\n\x08security\x18\t \x01(\x0b\x32\x1a.rollout.v1.SecurityConfig\x12\x34\n\ttransport\x18\n \x01(\x0b\x32\x1b.rollout.v1.TransportConfigB\x04\xc8\xf3\x18\x02\x12)\n\x16shutdown_grace_seconds\x18\x0b \x01(\x05\x42\x04\xc8\xf3\x18\x01H\x00\x88\x01\x01\x42\x19\n\x17_shutdown_grace_seconds\"6\n\x0bModelConfig\x12\x12\n\x04path\x18\x01 \x01(\tB\x04\xc8\xf3\x18\x02\x12\x13\n\x05roots\x18\x02 \x03(\tB\x04\xc8\xf3\x18\x01\"\x99\x01\n\rWorkersConfig\x12\r\n\x05\x63ount\x18\x01 \x01(\x05\x12\x0f\n\x07\x64\x65vices\x18\x02 \x03(\t\x12\x0e\n\x06\x62inary\x18\x03 \x01(\t\x12\x12\n\nsocket_dir\x18\x04 \x01(\t\x12\x1f\n\x17startup_timeout_seconds\x18\x05 \x01(\x05\x12#\n\x1brestart_backoff_max_seconds\x18\x06 \x01(\x05\"\x8f\x02\n\x0f\x41\x64missionConfig\x12\x1b\n\x13max_queued_requests\x18\x01 \x01(\x05\x12\x19\n\x11max_queued_tokens\x18\x02 \x01(\x03\x12\r\n\x05max_n\x18\x03 \x01(\x05\x12\x19\n\x11max_prompt_tokens\x18\x04 \x01(\x05\x12\x12\n\nmax_tokens\x18\x05 \x01(\x05\x12\x1d\n\x10max_top_logprobs\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x1f\n\x12max_stop_token_ids\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\x1a\n\x12max_response_bytes\x18\x08 \x01(\x03\x42\x13\n\x11_max_top_logprobsB\x15\n\x13_max_stop_token_ids\"\x97\x02\n\x0fReplaySsmConfig\x12\x1a\n\x07\x65nabled\x18\x01 \x01(\x08\x42\x04\xc8\xf3\x18\x01H\x00\x88\x01\x01\x12\x35\n\x0c\x64\x65\x66\x61ult_mode\x18\x02 \x01(\x0e\x32\x19.rollout.v1.ReplaySsmModeB\x04\xc8\xf3\x18\x01\x12\x19\n\x0bring_length\x18\x03 \x01(\x05\x42\x04\xc8\xf3\x18\x02\x12!\n\x13\x61uto_min_batch_size\x18\x04 \x01(\x05\x42\x04\xc8\xf3\x18\x01\x12\"\n\x0fring_pool_share\x18\x05 \x01(\x02\x42\x04\xc8\xf3\x18\x02H\x01\x88\x01\x01\x12/\n\nring_dtype\x18\x06 \x01(\x0e\x32\x15.rollout.v1.RingDtypeB\x04\xc8\xf3\x18\x02\x42\n\n\x08_enabledB\x12\n\x10_ring_pool_share\"B\n\x0cHealthConfig\x12\x1d\n\x10watchdog_seconds\x18\x01 \x01(\x05H\x00\x88\x01\x01\x42\x13\n\x11_watchdog_seconds\"e\n\tTlsConfig\x12\x11\n\tcert_file\x18\x01 \x01(\t\x12\x10\n\x08key_file\x18\x02 \x01(\t\x12\x16\n\x0e\x63lient_ca_file\x18\x03 \x01(\t\x12\x1b\n\x13require_client_cert\x18\x04 \x01(\x08\"Z\n\x0eSecurityConfig\x12\x1e\n\x10\x61\x64min_token_file\x18\x01 \x01(\tB\x04\xc8\xf3\x18\x01\x12(\n\x03tls\x18\x02 \x01(\x0b\x32\x15.rollout.v1.TlsConfigB\x04\xc8\xf3\x18\x02\"\xa6\x01\n\x0fKeepaliveConfig\x12\x14\n\x0ctime_seconds\x18\x01 \x01(\x05\x12\x17\n\x0ftimeout_seconds\x18\x02 \x01(\x05\x12(\n min_client_ping_interval_seconds\x18\x03 \x01(\x05\x12!\n\x14permit_without_calls\x18\x04 \x01(\x08H\x00\x88\x01\x01\x42\x17\n\x15_permit_without_calls\"\x84\x01\n\x0fTransportConfig\x12!\n\x19max_receive_message_bytes\x18\x01 \x01(\x03\x12\x1e\n\x16max_send_message_bytes\x18\x02 \x01(\x03\x12.\n\tkeepalive\x18\x03 \x01(\x0b\x32\x1b.rollout.v1.KeepaliveConfig*_\n\x0cReloadPolicy\x12\x1d\n\x19RELOAD_POLICY_UNSPECIFIED\x10\x00\x12\x15\n\x11RELOAD_POLICY_HOT\x10\x01\x12\x19\n\x15RELOAD_POLICY_RESTART\x10\x02*Q\n\tRingDtype\x12\x1a\n\x16RING_DTYPE_UNSPECIFIED\x10\x00\x12\x13\n\x0fRING_DTYPE_FP32\x10\x01\x12\x13\n\x0fRING_DTYPE_BF16\x10\x02:I\n\x06reload\x12\x1d.google.protobuf.FieldOptions\x18\xb9\x8e\x03 \x01(\x0e\x32\x18.rollout.v1.ReloadPolicyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17rollout/v1/config.proto\x12\nrollout.v1\x1a google/protobuf/descriptor.proto\x1a\x18rollout/v1/rollout.proto\"\xb8\x04\n\x0cServerConfig\x12\x14\n\x06listen\x18\x01 \x01(\tB\x04\xc8\xf3\x18\x02\x12\x1c\n\x0emetrics_listen\x18\x02 \x01(\tB\x04\xc8\xf3\x18\x02\x12&\n\x05model\x18\x03 \x01(\x0b\x32\x17.rollout.v1.ModelConfig\x12\x30\n\x07workers\x18\x04 \x01(\x0b\x32\x19.rollout.v1.WorkersConfigB\x04\xc8\xf3\x18\x02\x12\x34\n\tadmission\x18\x05 \x01(\x0b\x32\x1b.rollout.v1.AdmissionConfigB\x04\xc8\xf3\x18\x01\x12<\n\x10\x64\x65\x66\x61ult_sampling\x18\x06 \x01(\x0b\x32\x1c.rollout.v1.SamplingDefaultsB\x04\xc8\xf3\x18\x01\x12/\n\nreplay_ssm\x18\x07 \x01(\x0b\x32\x1b.rollout.v1.ReplaySsmConfig\x12.\n\x06health\x18\x08 \x01(\x0b\x32\x18.rollout.v1.HealthConfigB\x04\xc8\xf3\x18\x01\x12,\n\x08security\x18\t \x01(\x0b\x32\x1a.rollout.v1.SecurityConfig\x12\x34\n\ttransport\x18\n \x01(\x0b\x32\x1b.rollout.v1.TransportConfigB\x04\xc8\xf3\x18\x02\x12)\n\x16shutdown_grace_seconds\x18\x0b \x01(\x05\x42\x04\xc8\xf3\x18\x01H\x00\x88\x01\x01\x12\x1b\n\rhealth_listen\x18\x0c \x01(\tB\x04\xc8\xf3\x18\x02\x42\x19\n\x17_shutdown_grace_seconds\"6\n\x0bModelConfig\x12\x12\n\x04path\x18\x01 \x01(\tB\x04\xc8\xf3\x18\x02\x12\x13\n\x05roots\x18\x02 \x03(\tB\x04\xc8\xf3\x18\x01\"\xe6\x01\n\rWorkersConfig\x12\r\n\x05\x63ount\x18\x01 \x01(\x05\x12\x0f\n\x07\x64\x65vices\x18\x02 \x03(\t\x12\x0e\n\x06\x62inary\x18\x03 \x01(\t\x12\x12\n\nsocket_dir\x18\x04 \x01(\t\x12\x1f\n\x17startup_timeout_seconds\x18\x05 \x01(\x05\x12#\n\x1brestart_backoff_max_seconds\x18\x06 \x01(\x05\x12\x14\n\x0cmax_num_seqs\x18\x07 \x01(\x05\x12\x1b\n\x13memory_budget_bytes\x18\x08 \x01(\x03\x12\x18\n\x10max_batch_tokens\x18\t \x01(\x05\"\x8f\x02\n\x0f\x41\x64missionConfig\x12\x1b\n\x13max_queued_requests\x18\x01 \x01(\x05\x12\x19\n\x11max_queued_tokens\x18\x02 \x01(\x03\x12\r\n\x05max_n\x18\x03 \x01(\x05\x12\x19\n\x11max_prompt_tokens\x18\x04 \x01(\x05\x12\x12\n\nmax_tokens\x18\x05 \x01(\x05\x12\x1d\n\x10max_top_logprobs\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x1f\n\x12max_stop_token_ids\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\x1a\n\x12max_response_bytes\x18\x08 \x01(\x03\x42\x13\n\x11_max_top_logprobsB\x15\n\x13_max_stop_token_ids\"\x97\x02\n\x0fReplaySsmConfig\x12\x1a\n\x07\x65nabled\x18\x01 \x01(\x08\x42\x04\xc8\xf3\x18\x01H\x00\x88\x01\x01\x12\x35\n\x0c\x64\x65\x66\x61ult_mode\x18\x02 \x01(\x0e\x32\x19.rollout.v1.ReplaySsmModeB\x04\xc8\xf3\x18\x01\x12\x19\n\x0bring_length\x18\x03 \x01(\x05\x42\x04\xc8\xf3\x18\x02\x12!\n\x13\x61uto_min_batch_size\x18\x04 \x01(\x05\x42\x04\xc8\xf3\x18\x01\x12\"\n\x0fring_pool_share\x18\x05 \x01(\x02\x42\x04\xc8\xf3\x18\x02H\x01\x88\x01\x01\x12/\n\nring_dtype\x18\x06 \x01(\x0e\x32\x15.rollout.v1.RingDtypeB\x04\xc8\xf3\x18\x02\x42\n\n\x08_enabledB\x12\n\x10_ring_pool_share\"B\n\x0cHealthConfig\x12\x1d\n\x10watchdog_seconds\x18\x01 \x01(\x05H\x00\x88\x01\x01\x42\x13\n\x11_watchdog_seconds\"e\n\tTlsConfig\x12\x11\n\tcert_file\x18\x01 \x01(\t\x12\x10\n\x08key_file\x18\x02 \x01(\t\x12\x16\n\x0e\x63lient_ca_file\x18\x03 \x01(\t\x12\x1b\n\x13require_client_cert\x18\x04 \x01(\x08\"Z\n\x0eSecurityConfig\x12\x1e\n\x10\x61\x64min_token_file\x18\x01 \x01(\tB\x04\xc8\xf3\x18\x01\x12(\n\x03tls\x18\x02 \x01(\x0b\x32\x15.rollout.v1.TlsConfigB\x04\xc8\xf3\x18\x02\"\xa6\x01\n\x0fKeepaliveConfig\x12\x14\n\x0ctime_seconds\x18\x01 \x01(\x05\x12\x17\n\x0ftimeout_seconds\x18\x02 \x01(\x05\x12(\n min_client_ping_interval_seconds\x18\x03 \x01(\x05\x12!\n\x14permit_without_calls\x18\x04 \x01(\x08H\x00\x88\x01\x01\x42\x17\n\x15_permit_without_calls\"\x84\x01\n\x0fTransportConfig\x12!\n\x19max_receive_message_bytes\x18\x01 \x01(\x03\x12\x1e\n\x16max_send_message_bytes\x18\x02 \x01(\x03\x12.\n\tkeepalive\x18\x03 \x01(\x0b\x32\x1b.rollout.v1.KeepaliveConfig*_\n\x0cReloadPolicy\x12\x1d\n\x19RELOAD_POLICY_UNSPECIFIED\x10\x00\x12\x15\n\x11RELOAD_POLICY_HOT\x10\x01\x12\x19\n\x15RELOAD_POLICY_RESTART\x10\x02*Q\n\tRingDtype\x12\x1a\n\x16RING_DTYPE_UNSPECIFIED\x10\x00\x12\x13\n\x0fRING_DTYPE_FP32\x10\x01\x12\x13\n\x0fRING_DTYPE_BF16\x10\x02:I\n\x06reload\x12\x1d.google.protobuf.FieldOptions\x18\xb9\x8e\x03 \x01(\x0e\x32\x18.rollout.v1.ReloadPolicyb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'rollout_client._proto.config_pb2', globals())
@@ -40,6 +40,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SERVERCONFIG.fields_by_name['transport']._serialized_options = b'\310\363\030\002'
   _SERVERCONFIG.fields_by_name['shutdown_grace_seconds']._options = None
   _SERVERCONFIG.fields_by_name['shutdown_grace_seconds']._serialized_options = b'\310\363\030\001'
+  _SERVERCONFIG.fields_by_name['health_listen']._options = None
+  _SERVERCONFIG.fields_by_name['health_listen']._serialized_options = b'\310\363\030\002'
   _MODELCONFIG.fields_by_name['path']._options = None
   _MODELCONFIG.fields_by_name['path']._serialized_options = b'\310\363\030\002'
   _MODELCONFIG.fields_by_name['roots']._options = None
@@ -60,28 +62,28 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SECURITYCONFIG.fields_by_name['admin_token_file']._serialized_options = b'\310\363\030\001'
   _SECURITYCONFIG.fields_by_name['tls']._options = None
   _SECURITYCONFIG.fields_by_name['tls']._serialized_options = b'\310\363\030\002'
-  _RELOADPOLICY._serialized_start=1976
-  _RELOADPOLICY._serialized_end=2071
-  _RINGDTYPE._serialized_start=2073
-  _RINGDTYPE._serialized_end=2154
+  _RELOADPOLICY._serialized_start=2082
+  _RELOADPOLICY._serialized_end=2177
+  _RINGDTYPE._serialized_start=2179
+  _RINGDTYPE._serialized_end=2260
   _SERVERCONFIG._serialized_start=100
-  _SERVERCONFIG._serialized_end=639
-  _MODELCONFIG._serialized_start=641
-  _MODELCONFIG._serialized_end=695
-  _WORKERSCONFIG._serialized_start=698
-  _WORKERSCONFIG._serialized_end=851
-  _ADMISSIONCONFIG._serialized_start=854
-  _ADMISSIONCONFIG._serialized_end=1125
-  _REPLAYSSMCONFIG._serialized_start=1128
-  _REPLAYSSMCONFIG._serialized_end=1407
-  _HEALTHCONFIG._serialized_start=1409
-  _HEALTHCONFIG._serialized_end=1475
-  _TLSCONFIG._serialized_start=1477
-  _TLSCONFIG._serialized_end=1578
-  _SECURITYCONFIG._serialized_start=1580
-  _SECURITYCONFIG._serialized_end=1670
-  _KEEPALIVECONFIG._serialized_start=1673
-  _KEEPALIVECONFIG._serialized_end=1839
-  _TRANSPORTCONFIG._serialized_start=1842
-  _TRANSPORTCONFIG._serialized_end=1974
+  _SERVERCONFIG._serialized_end=668
+  _MODELCONFIG._serialized_start=670
+  _MODELCONFIG._serialized_end=724
+  _WORKERSCONFIG._serialized_start=727
+  _WORKERSCONFIG._serialized_end=957
+  _ADMISSIONCONFIG._serialized_start=960
+  _ADMISSIONCONFIG._serialized_end=1231
+  _REPLAYSSMCONFIG._serialized_start=1234
+  _REPLAYSSMCONFIG._serialized_end=1513
+  _HEALTHCONFIG._serialized_start=1515
+  _HEALTHCONFIG._serialized_end=1581
+  _TLSCONFIG._serialized_start=1583
+  _TLSCONFIG._serialized_end=1684
+  _SECURITYCONFIG._serialized_start=1686
+  _SECURITYCONFIG._serialized_end=1776
+  _KEEPALIVECONFIG._serialized_start=1779
+  _KEEPALIVECONFIG._serialized_end=1945
+  _TRANSPORTCONFIG._serialized_start=1948
+  _TRANSPORTCONFIG._serialized_end=2080
 # @@protoc_insertion_point(module_scope)
