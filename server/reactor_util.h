@@ -58,6 +58,10 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context);
 // Finish.
 inline constexpr char kRetryPushbackKey[] = "grpc-retry-pushback-ms";
 inline constexpr int kRetryPushbackMs = 1000;
+
+// Request metadata naming the client for admission.max_requests_per_client
+// (else the peer's host is used).
+inline constexpr char kClientIdKey[] = "x-client-id";
 void AddRetryHint(grpc::CallbackServerContext* context,
                   const absl::Status& status);
 

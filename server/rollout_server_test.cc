@@ -399,8 +399,10 @@ TEST(RolloutServerTest, AdmissionQueueBoundIsEnforced) {
 // A unary Generate that the fake dispatcher holds until it is cancelled.
 class HeldCall {
  public:
-  HeldCall(Client& client, v1::GenerateRequest request)
+  HeldCall(Client& client, v1::GenerateRequest request,
+           const std::string& client_id = "")
       : request_(std::move(request)) {
+    if (!client_id.empty()) context_.AddMetadata(kClientIdKey, client_id);
     client.rollout().async()->Generate(&context_, &request_, &response_,
                                        [this](grpc::Status status) {
                                          status_ = std::move(status);
@@ -696,6 +698,61 @@ TEST(RolloutServerTest, UnreadStreamIsCutOffAndGivesItsBudgetBack) {
               HasSubstr("admission.max_response_bytes (4096)"));
   EXPECT_GT(bytes, 0);
   EXPECT_LT(bytes, 16 << 20);  // cut off, far from the 64 MiB it would send
+}
+
+TEST(RolloutServerTest, PerClientCapByClientIdOrPeerHost) {
+  Started s = Start("admission { max_requests_per_client: 1 }", /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  Client client(s.server->grpc_address());
+  Client other_connection(s.server->grpc_address());
+  auto generate = [](Client& c, const std::string& client_id,
+                     grpc::ClientContext* context) {
+    if (!client_id.empty()) context->AddMetadata(kClientIdKey, client_id);
+    v1::GenerateResponse response;
+    return c.rollout().Generate(context, ValidRequest(), &response);
+  };
+  v1::GenerateRequest held = ValidRequest("hold-a");
+  auto held_a = std::make_unique<HeldCall>(client, held, "trainer-a");
+  held.set_request_id("hold-peer");
+  auto held_peer = std::make_unique<HeldCall>(client, held);  // no header
+  ASSERT_TRUE(WaitForSeen(s.fake, 2));
+  {
+    // trainer-a is at its cap, also on another connection.
+    grpc::ClientContext context;
+    const grpc::Status status =
+        generate(other_connection, "trainer-a", &context);
+    ExpectRejected(status, grpc::StatusCode::RESOURCE_EXHAUSTED,
+                   "admission.max_requests_per_client");
+    EXPECT_THAT(status.error_message(), HasSubstr("trainer-a"));
+    const auto& trailers = context.GetServerTrailingMetadata();
+    EXPECT_NE(trailers.find(kRetryPushbackKey), trailers.end());
+  }
+  {
+    // Without a header the peer's host counts, whatever the port: the other
+    // connection is the same client as the held call without a header.
+    grpc::ClientContext context;
+    ExpectRejected(generate(other_connection, "", &context),
+                   grpc::StatusCode::RESOURCE_EXHAUSTED,
+                   "admission.max_requests_per_client");
+  }
+  {
+    grpc::ClientContext context;
+    ExpectOk(generate(client, "trainer-b", &context));
+  }
+  {
+    grpc::ClientContext context;
+    ExpectRejected(generate(client, std::string(257, 'x'), &context),
+                   grpc::StatusCode::INVALID_ARGUMENT, "x-client-id");
+  }
+  // Once trainer-a's call has ended, trainer-a is admitted again.
+  held_a.reset();
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  grpc::Status again;
+  do {
+    grpc::ClientContext context;
+    again = generate(client, "trainer-a", &context);
+  } while (!again.ok() && absl::Now() < deadline);
+  ExpectOk(again);
 }
 
 TEST(RolloutServerTest, PauseRefusesNewWorkUntilResume) {

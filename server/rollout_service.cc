@@ -29,10 +29,20 @@ struct AdmittedGenerate {
   CallContext context;
 };
 
-absl::StatusOr<AdmittedGenerate> AdmitGenerate(const ServiceEnv& env,
-                                               const GenerateRequest& raw,
-                                               bool unary, absl::Time arrival,
-                                               absl::Time deadline) {
+// The key admission.max_requests_per_client counts the call under.
+absl::StatusOr<std::string> ClientKeyOf(
+    const grpc::CallbackServerContext* context) {
+  const auto& metadata = context->client_metadata();
+  absl::string_view client_id;
+  if (auto it = metadata.find(kClientIdKey); it != metadata.end()) {
+    client_id = absl::string_view(it->second.data(), it->second.size());
+  }
+  return Admission::ClientKey(client_id, context->peer());
+}
+
+absl::StatusOr<AdmittedGenerate> AdmitGenerate(
+    const ServiceEnv& env, const grpc::CallbackServerContext* context,
+    const GenerateRequest& raw, bool unary, absl::Time arrival) {
   thread_local absl::BitGen rng;
   std::shared_ptr<const ConfigSnapshot> snapshot = env.config->Current();
   const auto model = env.CurrentModel();
@@ -42,17 +52,18 @@ absl::StatusOr<AdmittedGenerate> AdmitGenerate(const ServiceEnv& env,
       ResolveGenerateRequest(raw, snapshot->config, limits, rng));
   RETURN_IF_ERROR(ValidateGenerateRequest(*request, limits, unary));
   RETURN_IF_ERROR(env.pause->CheckNotPaused());
+  ASSIGN_OR_RETURN(const std::string client, ClientKeyOf(context));
   ASSIGN_OR_RETURN(
       Admission::Ticket ticket,
       env.admission->Admit(
           Admission::GroupCost(request->prompt_token_ids_size(), request->n(),
                                request->sampling().max_tokens()),
-          snapshot->config.admission()));
+          snapshot->config.admission(), client));
   AdmittedGenerate admitted;
   admitted.request = std::move(request);
   admitted.ticket = std::move(ticket);
   admitted.context.arrival = arrival;
-  admitted.context.deadline = deadline;
+  admitted.context.deadline = DeadlineOf(context);
   admitted.context.config = std::move(snapshot);
   return admitted;
 }
@@ -65,8 +76,8 @@ class GenerateCall final
   GenerateCall(const ServiceEnv& env, grpc::CallbackServerContext* context,
                const GenerateRequest& request, GenerateResponse* response)
       : env_(env), response_(response), sink_(this) {
-    auto admitted = AdmitGenerate(env, request, /*unary=*/true, absl::Now(),
-                                  DeadlineOf(context));
+    auto admitted =
+        AdmitGenerate(env, context, request, /*unary=*/true, absl::Now());
     if (!admitted.ok()) {
       AddRetryHint(context, admitted.status());
       Complete(admitted.status());
@@ -118,8 +129,8 @@ class GenerateStreamCall final
                      grpc::CallbackServerContext* context,
                      const GenerateRequest& request)
       : env_(env), sink_(this) {
-    auto admitted = AdmitGenerate(env, request, /*unary=*/false, absl::Now(),
-                                  DeadlineOf(context));
+    auto admitted =
+        AdmitGenerate(env, context, request, /*unary=*/false, absl::Now());
     if (!admitted.ok()) {
       AddRetryHint(context, admitted.status());
       Complete(admitted.status());
@@ -284,8 +295,10 @@ class ScoreCall final : public SelfDeletingReactor<grpc::ServerUnaryReactor> {
     RETURN_IF_ERROR(env_.pause->CheckNotPaused());
     int64_t tokens = request->prompt_token_ids_size();
     for (const auto& c : request->completions()) tokens += c.token_ids_size();
+    ASSIGN_OR_RETURN(const std::string client, ClientKeyOf(context));
     ASSIGN_OR_RETURN(
-        ticket_, env_.admission->Admit(tokens, snapshot->config.admission()));
+        ticket_,
+        env_.admission->Admit(tokens, snapshot->config.admission(), client));
     CallContext call;
     call.deadline = DeadlineOf(context);
     call.config = std::move(snapshot);

@@ -175,6 +175,8 @@ std::vector<ConfigError> ValidateServerConfig(const ServerConfig& c) {
   e.IntRange("admission.max_tokens", a.max_tokens(), 1, 16777216);
   e.IntRange("admission.max_top_logprobs", a.max_top_logprobs(), 0, 1024);
   e.IntRange("admission.max_stop_token_ids", a.max_stop_token_ids(), 0, 4096);
+  e.IntRange("admission.max_requests_per_client", a.max_requests_per_client(),
+             0, 1000000);
   if (a.max_response_bytes() < 1024 ||
       a.max_response_bytes() > c.transport().max_send_message_bytes()) {
     e.Add("admission.max_response_bytes",

@@ -89,6 +89,11 @@ class Attempts:
         return delay
 
 
+#: Request metadata naming the client for rolloutd's per-client cap.
+CLIENT_ID_METADATA = "x-client-id"
+MAX_CLIENT_ID_LENGTH = 256
+
+
 class ClientBase:
     """Configuration and state shared by :class:`RolloutClient` and :class:`AsyncRolloutClient`."""
 
@@ -101,9 +106,15 @@ class ClientBase:
                  control_timeout: Optional[float] = CONTROL_TIMEOUT,
                  channel: Optional[ChannelConfig] = None,
                  metadata: Sequence[Tuple[str, str]] = (),
+                 client_id: Optional[str] = None,
                  seed: Optional[int] = None) -> None:
         if admin_token is not None and admin_token_file is not None:
             raise ValueError("give admin_token or admin_token_file, not both")
+        if client_id is not None and not (
+                0 < len(client_id) <= MAX_CLIENT_ID_LENGTH
+                and all(" " <= ch <= "~" for ch in client_id)):
+            raise ValueError(f"client_id: 1 to {MAX_CLIENT_ID_LENGTH} printable ASCII characters, "
+                             f"got {client_id!r}")
         self._endpoints = normalize_endpoints(endpoints)
         self._picker = EndpointPicker(self._endpoints, balancing)
         self._retry = retry if retry is not None else RetryPolicy()
@@ -111,6 +122,10 @@ class ClientBase:
         self._control_timeout = control_timeout
         self._channel_config = channel if channel is not None else ChannelConfig()
         self._metadata = tuple((str(k).lower(), v) for k, v in metadata)
+        if client_id is not None:
+            # rolloutd's admission.max_requests_per_client counts calls per x-client-id (else
+            # per peer host).
+            self._metadata += ((CLIENT_ID_METADATA, client_id),)
         self._admin_token = admin_token
         self._admin_token_file = Path(admin_token_file) if admin_token_file else None
         self._inflight: Dict[str, str] = {}

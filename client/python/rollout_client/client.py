@@ -51,6 +51,9 @@ class RolloutClient(ClientBase):
         control_timeout: default deadline of info/health/abort/reload/resume calls.
         channel: :class:`ChannelConfig` (message-size limits, keepalive, TLS).
         metadata: extra metadata sent with every call.
+        client_id: sent as "x-client-id" metadata with every call: the identity rolloutd's
+            admission.max_requests_per_client counts (else the peer's host). At most 256
+            printable ASCII characters.
         seed: seed of the back-off jitter (tests).
     """
 

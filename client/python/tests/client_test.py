@@ -302,6 +302,21 @@ def test_admin_token_is_sent_as_bearer():
     assert "authorization" not in server.calls["Generate"][0].metadata
 
 
+def test_client_id_is_sent_as_metadata_on_every_call():
+    with FakeServer() as server:
+        with client_for(server, client_id="trainer-3") as client:
+            client.generate([1])
+            client.server_info()
+        with client_for(server) as client:
+            client.generate([2])
+    assert server.calls["Generate"][0].metadata["x-client-id"] == "trainer-3"
+    assert server.calls["GetServerInfo"][0].metadata["x-client-id"] == "trainer-3"
+    assert "x-client-id" not in server.calls["Generate"][1].metadata
+    for bad in ("", "x" * 257, "tab\there"):
+        with pytest.raises(ValueError, match="client_id"):
+            RolloutClient(server.endpoint, client_id=bad)
+
+
 @pytest.mark.parametrize("token", [None, "wrong"])
 def test_admin_without_or_with_a_wrong_token_is_unauthenticated(token):
     with FakeServer(admin_token="s3cret") as server:
