@@ -31,6 +31,7 @@ class DisconnectTest(unittest.TestCase):
     def setUp(self):
         self.server = u.start_server()  # one CPU worker
         self.addCleanup(self.server.stop)
+        self.addCleanup(u.print_server_log, self.server)
         u.wait_ready(self.server)
 
     def read_some(self, call, tokens=16):

@@ -20,6 +20,7 @@ class Kill9StreamTest(unittest.TestCase):
     def setUp(self):
         self.server = u.start_server(CONFIG)
         self.addCleanup(self.server.stop)
+        self.addCleanup(u.print_server_log, self.server)
         u.wait_ready(self.server, workers=WORKERS)
 
     def test_kill_9_under_streaming_load(self):

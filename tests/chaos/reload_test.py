@@ -29,6 +29,7 @@ class ReloadUnderLoadTest(unittest.TestCase):
     def setUp(self):
         self.server = u.start_server(BASE)
         self.addCleanup(self.server.stop)
+        self.addCleanup(u.print_server_log, self.server)
         u.wait_ready(self.server, workers=WORKERS)
 
     def reload(self, text):

@@ -35,6 +35,7 @@ class SlowClientTest(unittest.TestCase):
     def setUp(self):
         self.server = u.start_server(CONFIG)  # one CPU worker
         self.addCleanup(self.server.stop)
+        self.addCleanup(u.print_server_log, self.server)
         u.wait_ready(self.server)
 
     def test_unread_stream_is_cut_off_others_unaffected(self):

@@ -22,8 +22,8 @@ from tests.e2e import e2e_util as u
 
 CONFIG = 'workers { count: 2 devices: "cpu" devices: "cpu" }\n'
 WORKERS = 2
-STREAMS = 12
-N, MAX_TOKENS = 4, 160
+STREAMS = 8
+N, MAX_TOKENS = 4, 128
 ABORTED = rollout_pb2.FINISH_REASON_ABORTED
 LENGTH = rollout_pb2.FINISH_REASON_LENGTH
 
@@ -44,6 +44,7 @@ class UpdateWeightsUnderLoadTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        u.print_server_log(cls.server)
         cls.server.stop()
 
     def setUp(self):

@@ -32,6 +32,14 @@ def start_server(config_text=None, extra_args=()):
     return server
 
 
+def print_server_log(server, lines=80):
+    """Prints the end of rolloutd's stderr (its workers' too): kept in the test log, so a failure
+    in CI shows what the server saw (kills, restarts, re-runs)."""
+    text = server.stderr_text().splitlines()
+    print("---- rolloutd stderr (last %d of %d lines) ----" % (min(lines, len(text)), len(text)))
+    print("\n".join(text[-lines:]))
+
+
 def info(server):
     return server.rollout.GetServerInfo(rollout_pb2.GetServerInfoRequest(), timeout=10)
 
