@@ -20,6 +20,7 @@ from tests.e2e import e2e_util as u
 
 CONFIG = 'workers { count: 1 devices: "cpu" }\nhealth { watchdog_seconds: 5 }\n'
 STREAMS = 12
+MAX_TOKENS = 64
 
 
 class HealthLog:
@@ -58,7 +59,7 @@ class SigstopStreamTest(unittest.TestCase):
         u.wait_ready(self.server)
 
     def test_stopped_worker_detected_replaced_and_re_run(self):
-        requests = u.seeded_requests(STREAMS, n=4, max_tokens=96)
+        requests = u.seeded_requests(STREAMS, n=4, max_tokens=MAX_TOKENS)
         results, errors = u.run_streams(self.server, requests)
         self.assertEqual(errors, {})
         baseline = {rid: r.output() for rid, r in results.items()}
@@ -71,7 +72,7 @@ class SigstopStreamTest(unittest.TestCase):
         self.addCleanup(health.close)
         load = u.StreamLoad(self.server, requests).start()
         load.wait_tokens(200)
-        self.assertLess(load.tokens, STREAMS * 4 * 96 // 2)  # most of the work is ahead
+        self.assertLess(load.tokens, STREAMS * 4 * MAX_TOKENS // 2)  # most of the work is ahead
         u.os.kill(victim, signal.SIGSTOP)  # alive, answers nothing: a hung engine
         stopped_at = time.time()
 
