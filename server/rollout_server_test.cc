@@ -284,7 +284,8 @@ TEST(RolloutServerTest, BadFieldsAreNamedOnTheWire) {
 }
 
 TEST(RolloutServerTest, ServerInfoReportsModelLimitsAndGeneration) {
-  Started s = Start("admission { max_n: 12 }", /*fake=*/false);
+  Started s = Start("admission { max_n: 12 max_requests_per_client: 3 }",
+                    /*fake=*/false);
   ASSERT_NE(s.server, nullptr);
   Client client(s.server->grpc_address());
   grpc::ClientContext context;
@@ -294,6 +295,7 @@ TEST(RolloutServerTest, ServerInfoReportsModelLimitsAndGeneration) {
                   .ok());
   EXPECT_EQ(info.config_generation(), 1u);
   EXPECT_EQ(info.limits().max_n(), 12);
+  EXPECT_EQ(info.limits().max_requests_per_client(), 3);
   EXPECT_EQ(info.model().model_type(), "qwen3_5");
   EXPECT_EQ(info.model().vocab_size(), 1031);
   EXPECT_EQ(info.ready_workers(), 0);

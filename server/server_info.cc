@@ -27,6 +27,7 @@ rollout::v1::ServerInfo BuildServerInfo(const ConfigSnapshot& snapshot,
   limits->set_max_send_message_bytes(c.transport().max_send_message_bytes());
   limits->set_max_queued_requests(c.admission().max_queued_requests());
   limits->set_max_queued_tokens(c.admission().max_queued_tokens());
+  limits->set_max_requests_per_client(c.admission().max_requests_per_client());
 
   *info.mutable_default_sampling() = c.default_sampling();
 

@@ -620,6 +620,7 @@ class Limits:
     max_send_message_bytes: int = 0
     max_queued_requests: int = 0
     max_queued_tokens: int = 0
+    max_requests_per_client: int = 0  # 0 = no per-client cap
 
     @classmethod
     def from_proto(cls, msg: rollout_pb2.Limits) -> "Limits":

@@ -107,12 +107,14 @@ def test_server_info_mapping():
     info.model.vocab_size = 1031
     info.model.layer_types.extend([1, 2])
     info.limits.max_n = 64
+    info.limits.max_requests_per_client = 4
     info.replay_ssm.supported_modes.extend([1, 2, 3])
     info.workers.add(index=1, state=rollout_pb2.WORKER_STATE_READY, device="cuda:1")
     s = ServerInfo.from_proto(info, endpoint="e:1")
     assert s.model.vocab_size == 1031 and s.model.layer_types == ["GATED_DELTANET",
                                                                   "FULL_ATTENTION"]
     assert s.limits.max_n == 64 and s.paused and s.ready_workers == 2
+    assert s.limits.max_requests_per_client == 4
     assert s.replay_ssm.supported_modes == [ReplaySsmMode.ON, ReplaySsmMode.OFF,
                                             ReplaySsmMode.AUTO]
     assert s.workers[0].device == "cuda:1" and s.workers[0].state.value == "READY"
