@@ -200,9 +200,17 @@ class GenerateStreamCall final
       const int64_t size = static_cast<int64_t>(chunk.ByteSizeLong());
       if (buffered_bytes_ + size > max_buffered_bytes_) {
         // A client that does not read must not make rolloutd buffer without
-        // bound: cancel the work, end the stream with a clear status.
+        // bound: cancel the work, end the stream with a clear status. The
+        // stream ends in that error, so chunks not yet handed to gRPC are of
+        // no use to the client: keep only the one being written, so an open
+        // call of a client that never reads pins one chunk, not
+        // max_response_bytes, until it reads or its deadline ends it.
         overflowed_ = true;
         overflow = true;
+        while (queue_.size() > 1) {
+          buffered_bytes_ -= queue_.back().second;
+          queue_.pop_back();
+        }
       } else {
         queue_.emplace_back(std::move(chunk), size);
         buffered_bytes_ += size;
@@ -219,8 +227,8 @@ class GenerateStreamCall final
   void DispatcherFinished(absl::Status status) {
     // The work is over: its admission budget goes back now, not when the
     // last buffered chunk is written. A client that stopped reading may keep
-    // the call open until its deadline; it holds at most
-    // max_response_bytes of buffer, never queue slots or tokens. (Complete()
+    // the call open until its deadline; it then holds one chunk (see
+    // Enqueue), never queue slots or tokens. (Complete()
     // runs after this, on this thread or after OnWriteDone saw finished_
     // under mu_, so the ticket is not touched concurrently.)
     ticket_.Release();
