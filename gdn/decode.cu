@@ -227,12 +227,43 @@ int64_t GdnReplayRing::SlotBytes(int num_k_heads, int num_v_heads, int head_dim,
 absl::Status GdnReplayParams::Validate() const {
   constexpr const char* kWho = "GdnReplayParams";
   if (absl::Status s = step.Validate(); !s.ok()) return s;
+  if (static_cast<int>(coef_route) < 0 || static_cast<int>(coef_route) > 2) {
+    return Invalid(kWho, "unknown coef_route");
+  }
   if (step.batch == 0) return absl::OkStatus();
   if (absl::Status s = CheckRing(kWho, ring); !s.ok()) return s;
   if (ring_indices == nullptr || write_pos == nullptr) {
     return Invalid(kWho, "ring_indices and write_pos must be set");
   }
+  if (coef_route == ReplayCoefRoute::kPrecomputed) {
+    if (coef_scratch == nullptr) {
+      return Invalid(kWho, "coef_route kPrecomputed needs coef_scratch");
+    }
+    if (ring.dtype != DType::kFp32) {
+      return Invalid(kWho, "coef_route kPrecomputed needs an fp32 ring");
+    }
+  }
+  if (coef_scratch != nullptr) {
+    const int64_t need =
+        CoefScratchFloats(step.batch, step.num_v_heads, ring.length);
+    if (coef_scratch_floats < need) {
+      return Invalid(
+          kWho, absl::StrCat("coef_scratch_floats ", coef_scratch_floats, " < ",
+                             need, " (batch * HV * (2 L + 4))"));
+    }
+    if (!Aligned(coef_scratch, 16)) {
+      return Invalid(kWho, "coef_scratch must be 16-byte aligned");
+    }
+  }
   return absl::OkStatus();
+}
+
+bool ReplayCoefRouteFor(int rows, int num_v_heads) {
+  // Run 8 (H200): the pre-kernel pays from 4096 (row, value head) pairs on
+  // (-2 % at 128 x 32, -11 % at 256 x 32, -10 % at 1024 x 32); below, its
+  // launch and latency cost more than the per-CTA work it saves.
+  const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
+  return units >= 4096;
 }
 
 absl::Status GdnReplayFoldParams::Validate() const {
@@ -291,9 +322,26 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   a.ring_idx = params.ring_indices;
   a.write_pos = params.write_pos;
   a.force = params.force_flush;
-  const DecodeTile tile = Resolve(params.step.tile, params.step.batch,
-                                  params.step.num_v_heads, true);
   const bool pdl = params.step.pdl, stage = params.stage_ring;
+  bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
+  if (params.coef_route == ReplayCoefRoute::kAuto) {
+    precomputed =
+        params.coef_scratch != nullptr && params.ring.dtype == DType::kFp32 &&
+        ReplayCoefRouteFor(params.step.batch, params.step.num_v_heads);
+  }
+  // The precomputed route's kAuto tile is bv64 (run 8: best at every batch
+  // from 32 x 16 pairs on; bv128 lost 3-10 %).
+  const DecodeTile tile = precomputed && params.step.tile == DecodeTile::kAuto
+                              ? DecodeTile::kBv64
+                              : Resolve(params.step.tile, params.step.batch,
+                                        params.step.num_v_heads, true);
+  if (precomputed) {
+    a.coef = params.coef_scratch;
+    a.coef_stride = GdnReplayParams::CoefStride(params.ring.length);
+    return Launched(
+        internal::LaunchReplayCoefDecodeKernelF32(tile, stage, a, stream, pdl),
+        "LaunchGdnReplayDecode");
+  }
   return Launched(
       params.ring.dtype == DType::kBf16
           ? internal::LaunchReplayDecodeKernelBf16(tile, stage, a, stream, pdl)

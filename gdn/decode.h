@@ -21,6 +21,8 @@
 //                                    rank-1 update S_t - alpha S_{t-1}
 //     g  [num_ring_slots, HV, L]     log decay, always fp32
 //     k and d are fp32 (default, exact) or bf16 (ring.dtype).
+//   coef     [B, HV, 2 L + 4] fp32 scratch of the ReplaySSM launch's
+//            precomputed coefficient route (GdnReplayParams::coef_scratch).
 //
 // Cursor semantics (one int32 write_pos + one int8 force flag per row, in
 // fixed device buffers shared by all GDN layers of a step, so one CUDA graph
@@ -145,6 +147,29 @@ struct GdnReplayRing {
                            int length, DType dtype);
 };
 
+// Where the non-flush rows of a ReplaySSM step get their ring coefficients
+// c^x_j = w_j (k_j . x) (x = q, k; w_j from the ring's g) and the checkpoint
+// decay A:
+//   kFused:       every CTA computes them from the ring k rows and g (one
+//                 launch; the work repeats for each value head and v-block of
+//                 a key group).
+//   kPrecomputed: a pre-kernel (one warp per row and key head) computes them
+//                 once into GdnReplayParams::coef_scratch, then the decode
+//                 kernel reads 2 n + 1 floats per (row, value head) instead
+//                 of n ring k rows (two launches; fp32 ring only).
+//   kAuto:        kPrecomputed where it measured faster (ReplayCoefRouteFor)
+//                 and coef_scratch is set, else kFused.
+// Both routes give the same outputs up to fp32 rounding (tests: <= 1e-5 of
+// the fp32 recurrence, measured ~4e-7). The pre-kernel is launched without
+// PDL (it follows the caller's preceding kernel completely); with
+// step.pdl the decode kernel then overlaps the pre-kernel, reading the
+// records only after its dependency wait. The kAuto tile of the precomputed
+// route is kBv64.
+enum class ReplayCoefRoute : int { kAuto = 0, kFused = 1, kPrecomputed = 2 };
+// Whether kAuto takes the precomputed route for `rows` rows of `num_v_heads`
+// heads (given a scratch buffer and an fp32 ring).
+bool ReplayCoefRouteFor(int rows, int num_v_heads);
+
 // One ReplaySSM decode step (ON rows) plus plain packed steps (OFF rows) of a
 // GDN layer. `step` carries everything of the packed step (its tile too).
 struct GdnReplayParams {
@@ -157,6 +182,21 @@ struct GdnReplayParams {
   // with the state tile instead of reading them from L2 on demand (tile kBv4
   // never stages).
   bool stage_ring = true;
+  ReplayCoefRoute coef_route = ReplayCoefRoute::kAuto;
+  // Device scratch of the precomputed route, fp32, 16-byte aligned, owned by
+  // the caller (one buffer per stream suffices: it is rewritten by every
+  // launch and read only by that launch), [B, HV, CoefStride(L)]: the record
+  // of (row b, value head h) holds c^q_j at [j], c^k_j at [L + j] (j < n =
+  // write_pos[b]) and A at [2 L]; the rest is padding. Null: kAuto fuses.
+  float* coef_scratch = nullptr;
+  int64_t coef_scratch_floats = 0;  // capacity, checked against the need
+
+  // Floats per (row, value head) record, and the scratch a launch needs.
+  static int CoefStride(int ring_length) { return 2 * ring_length + 4; }
+  static int64_t CoefScratchFloats(int batch, int num_v_heads,
+                                   int ring_length) {
+    return static_cast<int64_t>(batch) * num_v_heads * CoefStride(ring_length);
+  }
 
   absl::Status Validate() const;
 };

@@ -39,6 +39,10 @@
 // and the v-blocks of a key group) and passed through shared memory; the
 // d_j[v] terms go to lane j % 8 of the row group and fold into the same
 // reduction as C x.
+// With precomputed coefficients (DecodeMode::kReplayCoef, ReplayCoefKernel
+// below) a non-flush CTA skips all of that: it reads c^x_j and A from the
+// (row, value head) record, stages only its d entries, and (unstaged) needs
+// no barrier at all; its flush folds without shared-memory coefficients.
 // Flush step (and fold): the ring is folded into the staged tile on chip,
 // S = A C + sum_j w_j d_j k_j^T, with the k_j of 8 entries at a time held in
 // registers in lane layout (lane = 4 columns) and the coefficients w_j d_j[v]
@@ -61,7 +65,15 @@ constexpr int kMaxRing = 64;                     // largest ring length L
 constexpr int kFoldChunk = 8;                    // ring entries per fold pass
 constexpr float kQScale = 0.08838834764831845f;  // 128^-1/2
 
-enum class DecodeMode : int { kPacked = 0, kReplay = 1, kFold = 2 };
+// kReplayCoef: the ReplaySSM step whose non-flush rows take their ring
+// coefficients from DecodeArgs::coef (filled by ReplayCoefKernel just before)
+// instead of computing them per CTA.
+enum class DecodeMode : int {
+  kPacked = 0,
+  kReplay = 1,
+  kFold = 2,
+  kReplayCoef = 3
+};
 
 // Device-side view of the launcher params (flat, passed by value).
 struct DecodeArgs {
@@ -86,6 +98,10 @@ struct DecodeArgs {
   const int32_t* ring_idx = nullptr;
   const int32_t* write_pos = nullptr;
   const int8_t* force = nullptr;
+  // kReplayCoef: per (row, value head) records of coef_stride floats:
+  // [0, L) c^q_j, [L, 2L) c^k_j (j < n), [2L] A (decode.h, coef_scratch).
+  float* coef = nullptr;
+  int coef_stride = 0;
   int cache = 0;  // state traffic: 0 plain, 1 evict-first stores
                   // (st.global.cs), 2 evict-last loads and stores
 };
@@ -115,12 +131,13 @@ struct Tile {
 constexpr int kStageJ = 16;
 
 // Dynamic shared memory of a kernel: the state tile, plus the staged ring
-// (k rows [kStageJ][K] and this block's d [kStageJ][kBv]).
-template <class T, typename RingT, bool kStage>
+// (k rows [kStageJ][K] unless the coefficients come precomputed, and this
+// block's d [kStageJ][kBv]).
+template <class T, typename RingT, bool kStage, bool kCoef>
 constexpr int SmemBytes() {
-  return T::kTileBytes +
-         (kStage ? kStageJ * (kDim + T::kBv) * static_cast<int>(sizeof(RingT))
-                 : 0);
+  return T::kTileBytes + (kStage ? kStageJ * ((kCoef ? 0 : kDim) + T::kBv) *
+                                       static_cast<int>(sizeof(RingT))
+                                 : 0);
 }
 
 // Ring element IO for fp32 and bf16 rings.
@@ -271,11 +288,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   constexpr int kTpr = T::kTpr, kRows = T::kRows, kVec = T::kVec;
   constexpr int kGroups = T::kGroups, kBv = T::kBv, kWarps = T::kWarps;
   constexpr int kE = static_cast<int>(sizeof(RingT));
+  // The ReplaySSM step (history route or flush), coefficients computed here
+  // or precomputed.
+  constexpr bool kRep =
+      kMode == DecodeMode::kReplay || kMode == DecodeMode::kReplayCoef;
+  constexpr bool kCoef = kMode == DecodeMode::kReplayCoef;
+  constexpr bool kStageK = kStage && !kCoef;  // k rows staged too
   static_assert(!kStage || kBv * kE >= 16, "staged d rows need 16 bytes");
   extern __shared__ float4 smem_tile4[];
   float* tile = reinterpret_cast<float*>(smem_tile4);       // [kBv][K]
   RingT* ks = reinterpret_cast<RingT*>(tile + kBv * kDim);  // [kStageJ][K]
-  RingT* ds = ks + kStageJ * kDim;                          // [kStageJ][kBv]
+  RingT* ds = ks + (kStageK ? kStageJ * kDim : 0);          // [kStageJ][kBv]
   __shared__ float sh_cq[kMaxRing], sh_ck[kMaxRing], sh_w[kMaxRing];
   __shared__ float sh_coef[kFoldChunk][kBv];
 
@@ -337,7 +360,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
   // Entry j's k row and d value: shared memory when staged, else global.
   auto krow = [&](int j) -> const RingT* {
-    return (kStage && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
+    return (kStageK && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
   };
   auto dptr = [&](int j, int vl) -> const RingT* {
     return (kStage && j < kStageJ) ? ds + j * kBv + vl
@@ -349,7 +372,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     const int m = min(n, kStageJ);  // 0 for OFF rows
     constexpr int kKChunks = kDim * kE / 16, kDChunks = kBv * kE / 16;
     constexpr int kPer = 16 / kE;  // elements per 16-byte chunk
-    for (int c = threadIdx.x; c < m * kKChunks; c += T::kThreads) {
+    for (int c = threadIdx.x; kStageK && c < m * kKChunks; c += T::kThreads) {
       const int j = c / kKChunks, q = c % kKChunks;
       CpAsync16(ks + j * kDim + q * kPer, ring_k + j * kDim + q * kPer);
     }
@@ -379,14 +402,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   float4 kj[kStage ? 1 : T::kPreJ];
   float dj[kRows][kStage ? 1 : T::kPreD];
   if constexpr (kMode != DecodeMode::kPacked) {
-    if (rslot >= 0) {
+    // (With precomputed coefficients only the flush needs g.)
+    if (rslot >= 0 && (!kCoef || flush)) {
       gl0 = lane < p.L ? ring_g[lane] : 0.f;
       gl1 = lane + 32 < p.L ? ring_g[lane + 32] : 0.f;
     }
   }
-  if constexpr (kMode == DecodeMode::kReplay && !kStage) {
+  if constexpr (kRep && !kStage) {
 #pragma unroll
-    for (int i = 0; i < T::kPreJ; ++i) {
+    for (int i = 0; i < (kCoef ? 0 : T::kPreJ); ++i) {
       const int j = warp + i * kWarps;
       kj[i] = (rslot >= 0 && j < p.L)
                   ? RingIO<RingT>::Load4(ring_k + j * kDim + lane * 4)
@@ -423,13 +447,94 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     for (int i = 0; i < kRows; ++i) {
       vv[i] = Bf16ToFloat(x[(2 * p.H + h) * kDim + vbase + vloc(i)]);
     }
-    if constexpr (kMode == DecodeMode::kReplay) {
+    if constexpr (kMode == DecodeMode::kReplay) {  // coefficient dots
       ql = LoadBf16x4(x + kh * kDim + lane * 4);
       kl = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
     }
     const int64_t ab = static_cast<int64_t>(row) * p.ab_stride + h;
     GateMath(LoadAny(p.a, ab, p.ab_fp32), LoadAny(p.b, ab, p.ab_fp32),
              p.A_log[h], p.dt_bias[h], &g, &beta);
+  }
+
+  if constexpr (kCoef) {
+    if (!flush) {
+      // ===== History route, coefficients precomputed (ReplayCoefKernel) =====
+      // No ring k, no g, no coefficient phase and (unstaged) no barrier: the
+      // CTA reads its tile, this block's d entries and 2 n + 1 floats.
+      const float* rec =
+          p.coef + (static_cast<int64_t>(row) * p.HV + h) * p.coef_stride;
+      const float A = rec[2 * p.L];
+      float cq[T::kPreD], ck[T::kPreD];
+#pragma unroll
+      for (int m = 0; m < T::kPreD; ++m) {
+        const int j = t + m * kTpr;
+        cq[m] = j < n ? rec[j] : 0.f;
+        ck[m] = j < n ? rec[p.L + j] : 0.f;
+      }
+      float nq = 0.f, nk = 0.f, qk = 0.f;
+#pragma unroll
+      for (int m = 0; m < kVec; ++m) {
+        nq += Dot4(q[m], q[m]);
+        nk += Dot4(k[m], k[m]);
+        qk += Dot4(q[m], k[m]);
+      }
+      const float rq = rsqrtf(GroupSum<kTpr>(nq) + kL2Eps) * kQScale;
+      const float rk = rsqrtf(GroupSum<kTpr>(nk) + kL2Eps);
+      const float kq = GroupSum<kTpr>(qk) * rq * rk;
+#pragma unroll
+      for (int m = 0; m < kVec; ++m) {
+        q[m] = Scale4(q[m], rq);
+        k[m] = Scale4(k[m], rk);
+      }
+      const float alpha = expf(g);
+      CpAsyncWaitAll();  // own tile chunks (and the staged d entries)
+      if constexpr (kStage) __syncthreads();  // d entries of other threads
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+        float pq = 0.f, pk = 0.f;
+#pragma unroll
+        for (int m = 0; m < kVec; ++m) {
+          const float4 s = *reinterpret_cast<const float4*>(
+              tile + vloc(i) * kDim + (m * kTpr + t) * 4);
+          pq += Dot4(s, q[m]);
+          pk += Dot4(s, k[m]);
+        }
+        pq *= A;
+        pk *= A;
+#pragma unroll
+        for (int m = 0; m < T::kPreD; ++m) {
+          const int j = t + m * kTpr;
+          if (j < n) {
+            const float d = kStage ? RingIO<RingT>::Load(dptr(j, vloc(i)))
+                                   : dj[i][kStage ? 0 : m];
+            pq += cq[m] * d;
+            pk += ck[m] * d;
+          }
+        }
+        for (int j = t + T::kPreD * kTpr; j < n; j += kTpr) {
+          const float d = RingIO<RingT>::Load(dptr(j, vloc(i)));
+          pq += rec[j] * d;
+          pk += rec[p.L + j] * d;
+        }
+        pq = GroupSum<kTpr>(pq);
+        pk = GroupSum<kTpr>(pk);
+        const float d = beta * (vv[i] - alpha * pk);
+        if (t == 0) {
+          StoreAny(p.o, o_base + vbase + vloc(i), alpha * pq + kq * d,
+                   p.o_fp32);
+          RingIO<RingT>::Store(ring_d + n * kDim + vbase + vloc(i), d);
+        }
+      }
+      if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
+        RingT* kdst = const_cast<RingT*>(ring_k) + n * kDim;
+#pragma unroll
+        for (int m = 0; m < kVec; ++m) {
+          RingIO<RingT>::Store4(kdst + (m * kTpr + t) * 4, k[m]);
+        }
+      }
+      if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
+      return;
+    }
   }
 
   if constexpr (kMode == DecodeMode::kReplay) {
@@ -655,7 +760,8 @@ template <class T, DecodeMode kMode, typename RingT, bool kStage>
 cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
                              bool pdl) {
   auto kernel = GdnDecodeKernel<T, kMode, RingT, kStage>;
-  constexpr int kSmem = SmemBytes<T, RingT, kStage>();
+  constexpr int kSmem =
+      SmemBytes<T, RingT, kStage, kMode == DecodeMode::kReplayCoef>();
   // Above 48 KB of dynamic shared memory a kernel must opt in (once).
   static const cudaError_t attr =
       kSmem > 48 * 1024
@@ -712,6 +818,110 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
   return cudaErrorInvalidValue;
 }
 
+// ReplaySSM coefficient pre-kernel (DecodeMode::kReplayCoef): one warp per
+// (decode row, key head) of a non-flush ON row. It computes the dots
+// k_j . q and k_j . k of the row's n ring entries once (instead of once per
+// CTA of every value head and v-block of the key group), then for each of
+// the r value heads of the group the weights w_j and A from that head's g
+// entries, and writes the record c^q_j = w_j (k_j . q), c^k_j = w_j (k_j . k),
+// A (DecodeArgs::coef). Reads the ring, q|k|v and the cursors; writes only
+// the records. It lets a dependent (PDL) decode launch start streaming its
+// state at once.
+constexpr int kCoefWarps = 4;
+constexpr int kCoefChunk = 16;  // entries per reduction pass
+
+// Butterfly reduce-scatter over a warp: afterwards lane l holds the sum over
+// all lanes of v[l] (31 shuffles for 32 sums instead of 5 each). Step kO
+// halves the live values: lanes with bit kO keep the upper half.
+template <int kO>
+__device__ __forceinline__ void ReduceScatterStep(float (&v)[32], int lane) {
+  const bool upper = (lane & kO) != 0;
+#pragma unroll
+  for (int i = 0; i < kO; ++i) {
+    const float send = upper ? v[i] : v[i + kO];
+    const float keep = upper ? v[i + kO] : v[i];
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, kO);
+  }
+}
+__device__ __forceinline__ float ReduceScatter32(float (&v)[32], int lane) {
+  ReduceScatterStep<16>(v, lane);
+  ReduceScatterStep<8>(v, lane);
+  ReduceScatterStep<4>(v, lane);
+  ReduceScatterStep<2>(v, lane);
+  ReduceScatterStep<1>(v, lane);
+  return v[0];
+}
+
+template <typename RingT>
+__global__ void __launch_bounds__(32 * kCoefWarps)
+    ReplayCoefKernel(const DecodeArgs p) {
+  GridLaunchDependents();
+  const int lane = threadIdx.x & 31;
+  const int pair = blockIdx.x * kCoefWarps + (threadIdx.x >> 5);
+  if (pair >= p.batch * p.H) return;
+  const int row = pair / p.H, kh = pair % p.H;
+  const int slot = p.slots[row], rslot = p.ring_idx[row];
+  const int wp = p.write_pos[row];
+  const bool forced = p.force != nullptr && p.force[row] != 0;
+  if (slot < 0 || rslot < 0) return;  // padding or OFF row
+  const int n = min(max(wp, 0), p.L - 1);
+  if (n == p.L - 1 || forced) return;  // flush row: folds, no coefficients
+  const RingT* rk = static_cast<const RingT*>(p.ring_k) +
+                    (static_cast<int64_t>(rslot) * p.H + kh) * p.L * kDim;
+  const uint16_t* x = p.qkv + static_cast<int64_t>(row) * p.qkv_stride;
+  float4 q = LoadBf16x4(x + kh * kDim + lane * 4);
+  float4 k = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
+  q = Scale4(q, rsqrtf(GroupSum<32>(Dot4(q, q)) + kL2Eps) * kQScale);
+  k = Scale4(k, rsqrtf(GroupSum<32>(Dot4(k, k)) + kL2Eps));
+  // Dots of chunk c: lane l < 16 holds k_j . q, lane 16 + l holds k_j . k,
+  // j = 16 c + l.
+  constexpr int kChunks = (kMaxRing + kCoefChunk - 1) / kCoefChunk;
+  float dots[kChunks];
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    dots[c] = 0.f;
+    if (c * kCoefChunk >= n) continue;
+    float v[32];
+#pragma unroll
+    for (int jj = 0; jj < kCoefChunk; ++jj) {
+      const int j = c * kCoefChunk + jj;
+      const float4 kv =
+          j < n ? RingIO<RingT>::Load4(rk + j * kDim + lane * 4) : Zero4();
+      v[jj] = Dot4(kv, q);
+      v[kCoefChunk + jj] = Dot4(kv, k);
+    }
+    dots[c] = ReduceScatter32(v, lane);
+  }
+  const int jl = lane & (kCoefChunk - 1);
+  const int half = lane < kCoefChunk ? 0 : p.L;  // c^q or c^k
+  for (int i = 0; i < p.r; ++i) {
+    const int h = kh * p.r + i;
+    const float* gh = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
+    const float g0 = lane < n ? gh[lane] : 0.f;
+    const float g1 = lane + 32 < n ? gh[lane + 32] : 0.f;
+    float w_lo, w_hi, A;
+    RingWeights(g0, g1, lane, &w_lo, &w_hi, &A);
+    float* rec =
+        p.coef + (static_cast<int64_t>(row) * p.HV + h) * p.coef_stride;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int j = c * kCoefChunk + jl;
+      const float w = __shfl_sync(0xffffffffu, c < 2 ? w_lo : w_hi, j & 31);
+      if (j < n) rec[half + j] = w * dots[c];
+    }
+    if (lane == 0) rec[2 * p.L] = A;
+  }
+}
+
+template <typename RingT>
+cudaError_t LaunchReplayCoef(const DecodeArgs& a, cudaStream_t stream) {
+  const int64_t blocks =
+      (static_cast<int64_t>(a.batch) * a.H + kCoefWarps - 1) / kCoefWarps;
+  ReplayCoefKernel<RingT>
+      <<<static_cast<unsigned>(blocks), 32 * kCoefWarps, 0, stream>>>(a);
+  return cudaSuccess;
+}
+
 // Entry points of the instantiation files (one per mode / ring dtype, so nvcc
 // compiles them in parallel). Fold uses the kBv32 tile, unstaged.
 cudaError_t LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
@@ -723,6 +933,10 @@ cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
                                          const DecodeArgs& a,
                                          cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream);
+// Pre-kernel + decode with precomputed coefficients (fp32 ring only).
+cudaError_t LaunchReplayCoefDecodeKernelF32(DecodeTile tile, bool stage,
+                                            const DecodeArgs& a,
+                                            cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,
                                        cudaStream_t stream);
 

@@ -5,9 +5,12 @@
 #include "gdn/decode.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gdn/reference.h"
@@ -307,6 +310,10 @@ struct ReplayCase {
   bool stage_ring = true;
   bool pdl = false;
   DecodeStatePolicy policy = DecodeStatePolicy::kAuto;
+  // kPrecomputed or kAuto get a coefficient scratch (NaN-poisoned: only the
+  // records of non-flush ON rows may be read, and those the pre-kernel
+  // writes first).
+  ReplayCoefRoute route = ReplayCoefRoute::kFused;
 };
 
 // Drives B rows through cycles * L + 3 steps on the GPU (ReplaySSM kernel +
@@ -376,6 +383,16 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   p.step.pdl = c.pdl;
   p.step.stream_stores = c.pdl;  // exercise both store policies
   p.step.state_policy = c.policy;
+  p.coef_route = c.route;
+  DeviceBuffer<float> coef(
+      c.route == ReplayCoefRoute::kFused
+          ? 0
+          : GdnReplayParams::CoefScratchFloats(B, d.num_v_heads, L));
+  if (c.route != ReplayCoefRoute::kFused) {
+    ASSERT_EQ(coef.Fill(0xff), cudaSuccess);
+    p.coef_scratch = coef.get();
+    p.coef_scratch_floats = static_cast<int64_t>(coef.bytes() / 4);
+  }
   GdnReplayAdvanceParams adv;
   adv.batch = B;
   adv.ring_length = L;
@@ -472,10 +489,11 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   }
   cudaStreamDestroy(stream);
   std::printf(
-      "replay HV=%d L=%d tile=%s ring=%s stage=%d pdl=%d: max out rel err "
-      "%.3g, max state rel err %.3g (%d flush checks)\n",
+      "replay HV=%d L=%d tile=%s ring=%s stage=%d pdl=%d coef=%d: max out rel "
+      "err %.3g, max state rel err %.3g (%d flush checks)\n",
       c.hv, L, DecodeTileName(c.tile), DTypeName(c.ring_dtype),
-      c.stage_ring ? 1 : 0, c.pdl ? 1 : 0, max_out, max_state, flush_checks);
+      c.stage_ring ? 1 : 0, c.pdl ? 1 : 0, static_cast<int>(c.route), max_out,
+      max_state, flush_checks);
   EXPECT_GE(flush_checks, c.cycles * (B - 2));
 }
 
@@ -486,6 +504,64 @@ TEST(ReplayDecodeTest, Fp32RingEqualsRecurrentOverFiveCycles) {
     c.L = L;
     RunReplay(c, 200 + L);
   }
+}
+
+// The precomputed coefficient route (pre-kernel + decode): the same exactness
+// over >= 5 ring cycles for L = 1, 8, 16 (OFF, padding and force-flushed rows
+// in the launch) ...
+TEST(ReplayDecodeTest, PrecomputedCoefficientsEqualRecurrent) {
+  SKIP_WITHOUT_GPU();
+  for (int L : {1, 8, 16}) {
+    ReplayCase c;
+    c.L = L;
+    c.route = ReplayCoefRoute::kPrecomputed;
+    RunReplay(c, 700 + L);
+  }
+}
+
+// ... every tile staged and unstaged, every head count, the second pass past
+// 16 entries (L = 64), PDL, and kAuto choosing the route.
+TEST(ReplayDecodeTest, PrecomputedCoefficientsEveryTileAndHeadCount) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 720;
+  for (int t = 1; t < kNumDecodeTiles; ++t) {
+    for (bool stage : {true, false}) {
+      ReplayCase c;
+      c.hv = 16;
+      c.batch = 5;
+      c.tile = static_cast<DecodeTile>(t);
+      c.stage_ring = stage;
+      c.pdl = !stage;
+      c.route = ReplayCoefRoute::kPrecomputed;
+      RunReplay(c, seed++);
+    }
+  }
+  for (int hv : {48, 64}) {
+    ReplayCase c;
+    c.hv = hv;
+    c.L = 8;
+    c.batch = 4;
+    c.route = ReplayCoefRoute::kPrecomputed;
+    RunReplay(c, seed++);
+  }
+  for (bool stage : {true, false}) {
+    ReplayCase c;
+    c.hv = 16;
+    c.L = 64;
+    c.batch = 4;
+    c.cycles = 2;
+    c.tile = DecodeTile::kBv32;
+    c.stage_ring = stage;
+    c.route = ReplayCoefRoute::kPrecomputed;
+    RunReplay(c, seed++);
+  }
+  // kAuto with a scratch: 129 rows x 32 heads >= the precomputed threshold.
+  ASSERT_TRUE(ReplayCoefRouteFor(129, 32));
+  ReplayCase c;
+  c.batch = 129;
+  c.cycles = 1;  // a big batch: one cycle (+ 3 steps) keeps the CPU side short
+  c.route = ReplayCoefRoute::kAuto;
+  RunReplay(c, seed++);
 }
 
 TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
@@ -596,6 +672,72 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
 
   EXPECT_EQ(GdnReplayRing::SlotBytes(16, 32, 128, 16, DType::kFp32),
             16LL * (16 * 128 * 4 + 32 * 128 * 4 + 32 * 4));
+}
+
+// The coefficient scratch of the precomputed route: required by
+// kPrecomputed, sized batch * HV * (2 L + 4) floats, 16-byte aligned, fp32
+// ring only. Host-side checks (no GPU needed: nothing is launched).
+TEST(DecodeParamsTest, ValidateChecksCoefScratch) {
+  alignas(16) static float buf[64];
+  GdnReplayParams p;
+  p.step.num_k_heads = 16;
+  p.step.num_v_heads = 32;
+  p.step.batch = 3;
+  // Fake non-null device pointers: Validate only checks them.
+  auto fake = [](uintptr_t v) { return reinterpret_cast<void*>(v); };
+  p.step.qkv = static_cast<const uint16_t*>(fake(0x1000));
+  p.step.qkv_row_stride = 2 * 16 * 128 + 32 * 128;
+  p.step.a = fake(0x2000);
+  p.step.b = fake(0x3000);
+  p.step.ab_row_stride = 32;
+  p.step.A_log = static_cast<const float*>(fake(0x4000));
+  p.step.dt_bias = static_cast<const float*>(fake(0x5000));
+  p.step.state = static_cast<float*>(fake(0x6000));
+  p.step.num_slots = 8;
+  p.step.slot_indices = static_cast<const int32_t*>(fake(0x7000));
+  p.step.o = fake(0x8000);
+  p.step.o_row_stride = 32 * 128;
+  p.ring.k = fake(0x9000);
+  p.ring.d = fake(0xa000);
+  p.ring.g = static_cast<float*>(fake(0xb000));
+  p.ring.num_ring_slots = 8;
+  p.ring_indices = static_cast<const int32_t*>(fake(0xc000));
+  p.write_pos = static_cast<const int32_t*>(fake(0xd000));
+  ASSERT_TRUE(p.Validate().ok());  // fused route, no scratch
+  EXPECT_EQ(GdnReplayParams::CoefStride(16), 36);
+  const int64_t need = GdnReplayParams::CoefScratchFloats(3, 32, 16);
+  EXPECT_EQ(need, 3 * 32 * 36);
+
+  p.coef_route = ReplayCoefRoute::kPrecomputed;
+  absl::Status s = p.Validate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("coef_scratch"), std::string::npos) << s;
+
+  p.coef_scratch = static_cast<float*>(fake(0x10000));
+  p.coef_scratch_floats = need - 1;  // one float short
+  s = p.Validate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("coef_scratch_floats"), std::string::npos) << s;
+  p.coef_route = ReplayCoefRoute::kAuto;  // a given scratch is checked too
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+
+  p.coef_scratch_floats = need;
+  EXPECT_TRUE(p.Validate().ok());
+  p.coef_scratch = buf + 1;  // 4-byte aligned only
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+  p.coef_scratch = buf;
+  p.coef_route = ReplayCoefRoute::kPrecomputed;
+  EXPECT_TRUE(p.Validate().ok());
+  p.ring.dtype = DType::kBf16;  // the precomputed route is fp32-ring only
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+  p.ring.dtype = DType::kFp32;
+  p.coef_route = static_cast<ReplayCoefRoute>(7);
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+
+  EXPECT_FALSE(ReplayCoefRouteFor(1, 32));
+  EXPECT_FALSE(ReplayCoefRouteFor(64, 32));
+  EXPECT_TRUE(ReplayCoefRouteFor(128, 32));
+  EXPECT_TRUE(ReplayCoefRouteFor(1024, 16));
 }
 
 }  // namespace

@@ -1,0 +1,20 @@
+// ReplaySSM decode with precomputed ring coefficients (fp32 ring): the
+// coefficient pre-kernel, then the decode kernel (DecodeMode::kReplayCoef).
+#include "gdn/decode_kernel.cuh"
+
+namespace rollout::gdn::internal {
+
+cudaError_t LaunchReplayCoefDecodeKernelF32(DecodeTile tile, bool stage,
+                                            const DecodeArgs& a,
+                                            cudaStream_t stream, bool pdl) {
+  if (const cudaError_t e = LaunchReplayCoef<float>(a, stream);
+      e != cudaSuccess) {
+    return e;
+  }
+  return stage ? LaunchDecodeForTile<DecodeMode::kReplayCoef, float, true>(
+                     tile, a, stream, pdl)
+               : LaunchDecodeForTile<DecodeMode::kReplayCoef, float, false>(
+                     tile, a, stream, pdl);
+}
+
+}  // namespace rollout::gdn::internal
