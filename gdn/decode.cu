@@ -165,6 +165,8 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   if (units <= 32) return DecodeTile::kBv8;
   if (units <= 128) return DecodeTile::kBv16;
   if (units <= 256) return DecodeTile::kBv64;
+  // Run 8: 16 KB tiles beat 4 KB ones by 0.3-2.8 % from 16384 pairs on.
+  if (units >= 16384) return DecodeTile::kBv32;
   return DecodeTile::kBv8;
 }
 
