@@ -178,6 +178,8 @@ struct Setup {
   void* ring_d = nullptr;
   float* ring_g = nullptr;
   DType ring_dtype = DType::kFp32;
+  float* coef = nullptr;  // ReplaySSM coefficient scratch [B, HV, 2L + 4]
+  int64_t coef_floats = 0;
 
   void Free() {
     for (void* p :
@@ -187,7 +189,8 @@ struct Setup {
           static_cast<void*>(cursors), static_cast<void*>(qkv),
           static_cast<void*>(a), static_cast<void*>(b),
           static_cast<void*>(A_log), static_cast<void*>(dt_bias),
-          static_cast<void*>(o), ring_k, ring_d, static_cast<void*>(ring_g)}) {
+          static_cast<void*>(o), ring_k, ring_d, static_cast<void*>(ring_g),
+          static_cast<void*>(coef)}) {
       if (p != nullptr) CK(cudaFree(p));
     }
   }
@@ -270,6 +273,8 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
   CK(FillUniform(st.A_log, HV, 14, -3.f, 1.f, s));
   CK(FillUniform(st.dt_bias, HV, 15, -1.f, 1.f, s));
   st.o = Alloc<uint16_t>(static_cast<size_t>(B) * HV * kD);
+  st.coef_floats = gdn::GdnReplayParams::CoefScratchFloats(B, HV, kL);
+  st.coef = Alloc<float>(st.coef_floats);
   CK(cudaStreamSynchronize(s));
   return st;
 }
@@ -282,6 +287,7 @@ struct Variant {
   bool stage = true;  // ReplaySSM: ring staged in shared memory
   gdn::DecodeStatePolicy policy = gdn::DecodeStatePolicy::kAuto;
   bool linear = false;  // contiguous slot sets instead of scattered ones
+  gdn::ReplayCoefRoute route = gdn::ReplayCoefRoute::kAuto;
   std::string Name() const {
     std::string n = gdn::DecodeTileName(tile);
     if (pdl) n += "+pdl";
@@ -290,6 +296,8 @@ struct Variant {
     if (policy == gdn::DecodeStatePolicy::kDefault) n += "+plain";
     if (policy == gdn::DecodeStatePolicy::kEvictLast) n += "+el";
     if (linear) n += "+linear";
+    if (route == gdn::ReplayCoefRoute::kFused) n += "+fused";
+    if (route == gdn::ReplayCoefRoute::kPrecomputed) n += "+coef";
     return n;
   }
 };
@@ -336,6 +344,9 @@ gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
   p.ring_indices = rings;
   p.write_pos = cursor;
   p.force_flush = nullptr;
+  p.coef_route = var.route;
+  p.coef_scratch = st.coef;
+  p.coef_scratch_floats = st.coef_floats;
   return p;
 }
 
@@ -567,7 +578,8 @@ json BenchConvDecode(Runner& r, int HV, int B) {
 
 int Main(int argc, char** argv) {
   std::string json_path;
-  bool quick = false, micro_only = false, micro = true;
+  bool quick = false, micro_only = false, micro = true, explore = false;
+  bool profile = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--json=", 0) == 0) {
@@ -578,10 +590,14 @@ int Main(int argc, char** argv) {
       micro_only = true;
     } else if (a == "--no-micro") {
       micro = false;
+    } else if (a == "--explore") {
+      explore = true;
+    } else if (a == "--profile") {
+      profile = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
-                   "[--no-micro]\n");
+                   "[--no-micro] [--explore] [--profile]\n");
       return 2;
     }
   }
@@ -591,6 +607,37 @@ int Main(int argc, char** argv) {
               prop.multiProcessorCount, prop.l2CacheSize >> 20);
   Runner r;
   CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
+  if (profile) {
+    // A few plain launches (no graph) for a profiler (ncu): 16/32, B = 256,
+    // the packed step, non-flush (cursor 7) and flush (cursor 15) steps of
+    // the fused and precomputed routes.
+    std::mt19937 prng(99);
+    Setup st = MakeSetup(32, 256, r.s, prng);
+    st.AllocRing(DType::kFp32, r.s);
+    for (int i = 0; i < 2; ++i) {
+      OK(gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, st.B, Variant()),
+                                    r.s));
+    }
+    auto rep = [&](DecodeTile tile, gdn::ReplayCoefRoute route, int cursor) {
+      Variant v;
+      v.tile = tile;
+      v.route = route;
+      OK(gdn::LaunchGdnReplayDecode(
+          ReplayParams(st, st.sets + st.B, st.sets + st.B,
+                       st.cursors + cursor * st.B, st.B, v),
+          r.s));
+    };
+    for (int i = 0; i < 2; ++i) {
+      rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
+      rep(DecodeTile::kBv16, gdn::ReplayCoefRoute::kPrecomputed, 7);
+      rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kPrecomputed, 7);
+    }
+    rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 15);
+    CK(cudaStreamSynchronize(r.s));
+    st.Free();
+    std::printf("profile launches done\n");
+    return 0;
+  }
   json out;
   out["device"] = prop.name;
   out["sms"] = prop.multiProcessorCount;
@@ -635,7 +682,7 @@ int Main(int argc, char** argv) {
            p_best_pdl = 0, p_lin = 0;
     std::string p_tile;
     double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_pdl = 0,
-           r_best_pdl = 0, r_lin = 0, r_bf16 = 0;
+           r_best_pdl = 0, r_lin = 0, r_bf16 = 0, r_fused = 0;
     std::string r_tile;
     double same = 0, split = 0;
   };
@@ -694,6 +741,11 @@ int Main(int argc, char** argv) {
              {"stage", v.stage},
              {"policy", static_cast<int>(v.policy)},
              {"linear_slots", v.linear},
+             {"coef_route", static_cast<int>(v.route)},
+             {"precomputed",
+              v.route == gdn::ReplayCoefRoute::kPrecomputed ||
+                  (v.route == gdn::ReplayCoefRoute::kAuto &&
+                   ring == DType::kFp32 && gdn::ReplayCoefRouteFor(B, HV))},
              {"L", kL},
              {"cycle_us", c.cycle_us},
              {"nonflush_us", c.nonflush_us},
@@ -734,6 +786,64 @@ int Main(int argc, char** argv) {
       }
       // ReplaySSM, fp32 ring: every tile (staged ring, no PDL), then variants.
       st.AllocRing(DType::kFp32, r.s);
+      if (explore) {
+        // The coefficient routes side by side: fused (per CTA) vs
+        // precomputed (pre-kernel) for every tile, staged and unstaged.
+        using gdn::ReplayCoefRoute;
+        std::string line;
+        auto one = [&](DecodeTile tile, ReplayCoefRoute route, bool stage,
+                       bool pdl) {
+          Variant v;
+          v.tile = tile;
+          v.route = route;
+          v.stage = stage;
+          v.pdl = pdl;
+          const Runner::Cycle c = replay(v, DType::kFp32);
+          char buf[160];
+          std::snprintf(buf, sizeof(buf), " %s=%.2f(%.2f/%.2f)",
+                        v.Name().c_str(), c.cycle_us, c.nonflush_us,
+                        c.flush_us);
+          line += buf;
+          return c;
+        };
+        const Runner::Cycle fused =
+            one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, false);
+        const Runner::Cycle autoc =
+            one(DecodeTile::kAuto, ReplayCoefRoute::kAuto, true, false);
+        row.r_auto = autoc.cycle_us;
+        row.r_nf = autoc.nonflush_us;
+        row.r_f = autoc.flush_us;
+        row.r_fused = fused.cycle_us;
+        for (int t = 2; t < gdn::kNumDecodeTiles; ++t) {
+          const Runner::Cycle c =
+              one(static_cast<DecodeTile>(t), ReplayCoefRoute::kPrecomputed,
+                  true, false);
+          if (c.cycle_us < row.r_best) {
+            row.r_best = c.cycle_us;
+            row.r_tile = gdn::DecodeTileName(static_cast<DecodeTile>(t));
+          }
+        }
+        for (int t = 1; t < gdn::kNumDecodeTiles - 1; ++t) {
+          one(static_cast<DecodeTile>(t), ReplayCoefRoute::kPrecomputed, false,
+              false);
+        }
+        if (pdl_ok) {
+          row.r_pdl =
+              one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, true)
+                  .cycle_us;
+          row.r_best_pdl =
+              one(DecodeTile::kAuto, ReplayCoefRoute::kPrecomputed, true, true)
+                  .cycle_us;
+        }
+        std::printf("EXPLORE HV=%d B=%d packed auto %.2f best %s %.2f |%s\n",
+                    HV, B, row.p_auto, row.p_tile.c_str(), row.p_best,
+                    line.c_str());
+        std::fflush(stdout);
+        table.push_back(row);
+        st.Free();
+        write_json();
+        continue;
+      }
       DecodeTile best_r = DecodeTile::kAuto;
       for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
         Variant v;
@@ -751,6 +861,9 @@ int Main(int argc, char** argv) {
         row.r_auto = c.cycle_us;
         row.r_nf = c.nonflush_us;
         row.r_f = c.flush_us;
+        v.route = gdn::ReplayCoefRoute::kFused;  // run 7's route
+        row.r_fused = replay(v, DType::kFp32).cycle_us;
+        v = Variant();
         v.linear = true;
         row.r_lin = replay(v, DType::kFp32).cycle_us;
         if (pdl_ok) {
@@ -810,18 +923,19 @@ int Main(int argc, char** argv) {
       prop.name, ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
   std::printf(
       "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %8s|%8s %7s %7s %8s %-5s %7s "
-      "%7s %8s|%5s %5s|%7s|%7s %7s\n",
+      "%7s %8s %7s|%5s %5s|%7s|%7s %7s\n",
       "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.pdl",
       "P.bpdl", "P.lin", "R.auto", "nonfl", "flush", "R.best", "tile", "R.pdl",
-      "R.bpdl", "R.lin", "x", "xpdl", "bf16rg", "mixSam", "mixSpl");
+      "R.bpdl", "R.lin", "R.fused", "x", "xpdl", "bf16rg", "mixSam", "mixSpl");
   for (const Row& t : table) {
     std::printf(
         "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %8.2f|%8.2f "
-        "%7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f|%5.2f %5.2f|%7.2f|%7.2f "
-        "%7.2f\n",
+        "%7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f %7.2f|%5.2f %5.2f|%7.2f|"
+        "%7.2f %7.2f\n",
         t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_plain,
         t.p_pdl, t.p_best_pdl, t.p_lin, t.r_auto, t.r_nf, t.r_f, t.r_best,
-        t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.p_auto / t.r_auto,
+        t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.r_fused,
+        t.p_auto / t.r_auto,
         t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0, t.r_bf16, t.same,
         t.split);
   }

@@ -20,7 +20,7 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
            //gdn:prefill_test //bench:gdn_bench)
 fi
 
-bazel --output_base="$OUTPUT_BASE" build -c opt "${TARGETS[@]}"
+bazel --output_base="$OUTPUT_BASE" build -c opt --jobs=2 "${TARGETS[@]}"
 BIN="$(bazel --output_base="$OUTPUT_BASE" info -c opt bazel-bin 2>/dev/null)"
 
 rm -rf .device/bin .device/lib
