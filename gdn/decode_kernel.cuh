@@ -42,7 +42,7 @@
 // With precomputed coefficients (DecodeMode::kReplayCoef, ReplayCoefKernel
 // below) a non-flush CTA skips all of that: it reads c^x_j and A from the
 // (row, value head) record, stages only its d entries, and (unstaged) needs
-// no barrier at all; its flush folds without shared-memory coefficients.
+// no barrier at all; its flush stages no k rows (they come from L2).
 // Flush step (and fold): the ring is folded into the staged tile on chip,
 // S = A C + sum_j w_j d_j k_j^T, with the k_j of 8 entries at a time held in
 // registers in lane layout (lane = 4 columns) and the coefficients w_j d_j[v]
