@@ -293,6 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "1 = no retry)")
     parser.add_argument("--balancing", choices=("least_loaded", "round_robin"),
                         default="least_loaded", help="endpoint choice for generate/score")
+    parser.add_argument("--client-id", help="x-client-id sent with every call (the server's "
+                        "admission.max_requests_per_client counts per client id)")
     parser.add_argument("--tls", action="store_true", help="use TLS (system roots unless --ca)")
     parser.add_argument("--ca", help="PEM CA bundle that signed the server certificate")
     parser.add_argument("--cert", help="PEM client certificate (mTLS)")
@@ -394,8 +396,12 @@ def make_client(args: argparse.Namespace) -> RolloutClient:
                             certificate_chain=_read_file(args.cert, "--cert"),
                             private_key=_read_file(args.key, "--key"),
                             tls_server_name=args.server_name)
-    return RolloutClient(args.endpoints, admin_token=token, admin_token_file=token_file,
-                         balancing=args.balancing, retry=retry, channel=channel)
+    try:
+        return RolloutClient(args.endpoints, admin_token=token, admin_token_file=token_file,
+                             balancing=args.balancing, retry=retry, channel=channel,
+                             client_id=args.client_id)
+    except ValueError as e:
+        raise UsageError(f"--client-id: {e}") from e
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -111,10 +111,10 @@ def test_score_and_abort(server):
 
 def test_rpc_errors_print_code_and_message_and_exit_64_plus_code(server):
     server.plan("Generate", Fail(grpc.StatusCode.INVALID_ARGUMENT,
-                                 "n: must be in [1, 64] (limits.max_n), got 0"))
+                                 "n: must be in [1, 64] (admission.max_n), got 0"))
     r = cli("-e", server.endpoint, "generate", "--prompt", "1", "-n", "0")
     assert r.returncode == 64 + 3
-    assert "INVALID_ARGUMENT: n: must be in [1, 64] (limits.max_n), got 0" in r.stderr
+    assert "INVALID_ARGUMENT: n: must be in [1, 64] (admission.max_n), got 0" in r.stderr
     assert f"rollout.v1.Rollout/Generate on {server.endpoint}" in r.stderr
     server.plan("Generate", *[Fail(grpc.StatusCode.UNAVAILABLE, "no worker is serving")] * 3)
     r = cli("-e", server.endpoint, "--max-attempts", "3", "generate", "--prompt", "1")
@@ -169,3 +169,11 @@ def test_several_endpoints_print_per_endpoint_results():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
+
+
+def test_client_id_flag(server):
+    r = cli("-e", server.endpoint, "--client-id", "trainer-7", "info")
+    assert r.returncode == 0, r.stderr
+    assert server.calls["GetServerInfo"][0].metadata["x-client-id"] == "trainer-7"
+    r = cli("-e", server.endpoint, "--client-id", "x" * 257, "info")
+    assert r.returncode == 2 and "--client-id" in r.stderr
