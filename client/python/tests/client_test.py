@@ -187,7 +187,8 @@ def test_deadline_spans_retries(server):
     assert err.value.attempts >= 2
     # Each try got only what was left of the call's deadline.
     deadlines = [c.deadline for c in server.calls["Generate"]]
-    assert deadlines == sorted(deadlines, reverse=True) and deadlines[0] <= 0.45
+    # (+5 ms: gRPC encodes the timeout rounded up, and the server measures from its own clock.)
+    assert deadlines == sorted(deadlines, reverse=True) and deadlines[0] <= 0.455
 
 
 def test_client_default_timeout(server):
