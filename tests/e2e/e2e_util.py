@@ -58,9 +58,9 @@ def wait_ready(server, workers=1, timeout=READY_TIMEOUT_S):
                              (timeout, info(server).workers, server.stderr_text()))
 
 
-def worker_pids(server):
-    """{worker index: pid} of rolloutd's live rollout-worker children (from /proc)."""
-    pids = {}
+def worker_children(parent_pid):
+    """{pid: argv} of the live (not zombie) rollout-worker children of `parent_pid` (from /proc)."""
+    children = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -73,13 +73,20 @@ def worker_pids(server):
             continue
         # Field 4 of /proc/<pid>/stat is the parent pid (after "(comm)", which may hold spaces).
         fields = stat[stat.rfind(")") + 2:].split()
-        if fields[0] == "Z" or int(fields[1]) != server.process.pid:
+        if fields[0] == "Z" or int(fields[1]) != parent_pid:
             continue
-        if not argv or not argv[0].endswith("rollout-worker"):
-            continue
+        if argv and argv[0].endswith("rollout-worker"):
+            children[int(entry)] = argv
+    return children
+
+
+def worker_pids(server):
+    """{worker index: pid} of rolloutd's live rollout-worker children."""
+    pids = {}
+    for pid, argv in worker_children(server.process.pid).items():
         for arg in argv:
             if arg.startswith("--index="):
-                pids[int(arg[len("--index="):])] = int(entry)
+                pids[int(arg[len("--index="):])] = pid
     return pids
 
 

@@ -15,7 +15,6 @@ import signal
 import stat
 import subprocess
 import tempfile
-import threading
 import unittest
 
 import grpc
@@ -23,7 +22,7 @@ import grpc
 from rollout.v1 import rollout_pb2
 from rollout.v1 import rollout_pb2_grpc
 from tests.e2e import e2e_util as u
-from tests.server.rolloutd_process import ROLLOUTD, START_TIMEOUT_S, wait_for
+from tests.server.rolloutd_process import ROLLOUTD, read_start_lines, wait_for
 
 RUNFILES = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.path.join(RUNFILES, "worker", "rollout-worker")
@@ -99,18 +98,7 @@ class NonRootTest(unittest.TestCase):
         self.process = subprocess.Popen(argv, cwd=self.base, env=env, stdout=subprocess.PIPE,
                                         stderr=self.stderr, text=True)
         self.addCleanup(self.kill)
-        lines = []
-
-        def read_two_lines():
-            for _ in range(2):
-                line = self.process.stdout.readline()
-                if not line:
-                    return
-                lines.append(line.strip())
-
-        reader = threading.Thread(target=read_two_lines, daemon=True)
-        reader.start()
-        reader.join(START_TIMEOUT_S)
+        lines = read_start_lines(self.process, 2)
         self.assertEqual(len(lines), 2, "rolloutd did not start: %r\n%s" %
                          (lines, self.stderr_text()))
         self.assertTrue(lines[0].startswith("listening on "), lines)
@@ -139,8 +127,8 @@ class NonRootTest(unittest.TestCase):
         # Both processes run as the unprivileged user (setpriv execs rolloutd in place).
         self.assertEqual(proc_uid(self.process.pid), self.uid)
         workers = {}
-        self.assertTrue(wait_for(lambda: workers.update(_children(self.process.pid)) or workers,
-                                 timeout=30))
+        self.assertTrue(wait_for(
+            lambda: workers.update(u.worker_children(self.process.pid)) or workers, timeout=30))
         for pid in workers:
             self.assertEqual(proc_uid(pid), self.uid)
 
@@ -169,24 +157,6 @@ class NonRootTest(unittest.TestCase):
 
         self.process.send_signal(signal.SIGTERM)
         self.assertEqual(self.process.wait(60), 0, self.stderr_text())
-
-
-def _children(pid):
-    """{pid: argv0} of the live rollout-worker children of `pid`."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[1]) == pid and argv0.endswith("rollout-worker"):
-            out[int(entry)] = argv0
-    return out
 
 
 if __name__ == "__main__":

@@ -41,6 +41,24 @@ def write_temp(name, text):
     return path
 
 
+def read_start_lines(process, want, timeout=START_TIMEOUT_S):
+    """The first `want` stdout lines rolloutd prints ("listening on ...", "metrics on ...", ...),
+    stripped; fewer if it exits or `timeout` passes first."""
+    lines = []
+
+    def read_lines():
+        for _ in range(want):
+            line = process.stdout.readline()
+            if not line:
+                return
+            lines.append(line.strip())
+
+    reader = threading.Thread(target=read_lines, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return list(lines)
+
+
 class RolloutdProcess:
     def __init__(self, config_text=None, extra_args=(), secure_channel_credentials=None,
                  health_line=False):
@@ -68,20 +86,8 @@ class RolloutdProcess:
         self.stderr_path = os.path.join(tempfile.mkdtemp(dir=temp_dir()), "rolloutd.stderr")
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
-        lines = []
-
         want = 3 if self.health_line else 2
-
-        def read_lines():
-            for _ in range(want):
-                line = self.process.stdout.readline()
-                if not line:
-                    return
-                lines.append(line.strip())
-
-        reader = threading.Thread(target=read_lines, daemon=True)
-        reader.start()
-        reader.join(START_TIMEOUT_S)
+        lines = read_start_lines(self.process, want)
         if len(lines) != want or not lines[0].startswith("listening on ") or \
                 not lines[1].startswith("metrics on ") or \
                 (self.health_line and not lines[2].startswith("health on ")):
