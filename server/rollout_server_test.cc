@@ -657,6 +657,47 @@ TEST(RolloutServerTest, EveryConfigurableLimitIsEnforcedAndNamed) {
   }
 }
 
+// transport.keepalive reaches the gRPC server: a client that pings more often
+// than min_client_ping_interval_seconds while its call sends no data is sent
+// GOAWAY (too_many_pings) and the call fails; one that keeps to the interval
+// is left alone. gRPC's own default interval is 5 minutes, so the second call
+// also shows that the configured 2 s is the one in effect.
+TEST(RolloutServerTest, KeepalivePingIntervalIsEnforced) {
+  Started s =
+      Start("transport { keepalive { min_client_ping_interval_seconds: 2 } }",
+            /*fake=*/true);
+  ASSERT_NE(s.server, nullptr);
+  // A held Generate (the fake answers it only when cancelled) on a channel of
+  // its own that pings every `ping_ms` (gRPC's client sends at most one ping
+  // per second whatever is asked).
+  auto held_call = [&](int ping_ms, absl::Duration deadline) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, ping_ms);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // keep pinging
+    auto stub = v1::Rollout::NewStub(grpc::CreateCustomChannel(
+        s.server->grpc_address(), grpc::InsecureChannelCredentials(), args));
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    v1::GenerateResponse response;
+    return stub->Generate(&context, ValidRequest("hold-keepalive"), &response);
+  };
+  // Pings every second: the third ping that comes too early (max_ping_strikes
+  // is 2) closes the connection, a few seconds in.
+  const absl::Time start = absl::Now();
+  const grpc::Status eager = held_call(1000, absl::Seconds(60));
+  EXPECT_EQ(eager.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << eager.error_message();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  // Pings every 3 s: four pings, which gRPC's default interval would count
+  // as three strikes and cut off; under the configured 2 s none is a strike
+  // and the call runs to its deadline.
+  const grpc::Status polite = held_call(3000, absl::Seconds(13));
+  EXPECT_EQ(polite.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << polite.error_message();
+}
+
 TEST(RolloutServerTest, UnreadStreamIsCutOffAndGivesItsBudgetBack) {
   Started s =
       Start("admission { max_queued_requests: 1 max_response_bytes: 4096 }",
