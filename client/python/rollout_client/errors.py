@@ -56,7 +56,8 @@ class RolloutError(Exception):
     def _describe(self) -> str:
         where = f"{self.method} on {self.endpoint}" if self.endpoint else (self.method or "call")
         tries = f" (after {self.attempts} attempts)" if self.attempts > 1 else ""
-        return f"{where}: {self.code.name}: {self.message}{tries}"
+        hint = size_limit_hint(self.code, self.message)
+        return f"{where}: {self.code.name}: {self.message}{hint}{tries}"
 
     @classmethod
     def from_rpc_error(cls, error: grpc.RpcError, *, method: str, endpoint: Optional[str],
@@ -67,6 +68,26 @@ class RolloutError(Exception):
         trailing = _call(error, "trailing_metadata") or ()
         return cls(code, message, method=method, endpoint=endpoint, attempts=attempts,
                    trailing_metadata=trailing)
+
+
+def size_limit_hint(code: grpc.StatusCode, message: str) -> str:
+    """Names the setting behind gRPC's own message-size refusals, whose text gives only the sizes
+    ("Received message larger than max (N vs. LIMIT)"); "" for any other error.
+
+    "Sent ..." comes from this client's channel; "Received ..." from rolloutd's
+    ``transport.max_receive_message_bytes`` (``ServerInfo.limits``) when the request was too large,
+    or from this client's channel when a response was.
+    """
+    if code != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return ""
+    text = (message or "").lower()
+    if "sent message larger than max" in text:
+        return " [limit: this client's ChannelConfig.max_send_message_bytes]"
+    if "received message larger than max" in text:
+        return (" [limit: a request over rolloutd's transport.max_receive_message_bytes"
+                " (ServerInfo.limits), or a response over this client's"
+                " ChannelConfig.max_receive_message_bytes]")
+    return ""
 
 
 class FanOutError(RolloutError):

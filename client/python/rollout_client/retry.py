@@ -16,8 +16,9 @@ Hints understood, in this order:
 - ``retry-after`` trailing metadata, seconds (as in HTTP);
 - a status message containing "retry after <number> s|ms".
 
-rolloutd (today) sends none of these: its RESOURCE_EXHAUSTED message says "retry later", so the
-exponential back-off applies.
+rolloutd sends ``grpc-retry-pushback-ms`` with every admission rejection (RESOURCE_EXHAUSTED:
+queue full, per-client cap); its other retryable failures (UNAVAILABLE) carry no hint, so the
+exponential back-off applies to them.
 
 Attempts are bounded by ``max_attempts`` and time by the call's deadline (``timeout``) and
 ``max_total_seconds``: a retry whose back-off would end after either is not made.

@@ -12,6 +12,7 @@ from rollout_client import (Completion, EndpointPicker, FinishReason, GenerateRe
                             build_abort_request, build_generate_request, build_score_request)
 from rollout_client.cli import to_jsonable
 from rollout_client.endpoints import ChannelConfig, normalize_endpoints
+from rollout_client.errors import RolloutError
 from rollout_client.proto import admin_pb2, rollout_pb2
 from rollout_client.results import ReloadResult
 from rollout_client.retry import is_message_size_error, retry_hint_seconds
@@ -221,6 +222,21 @@ def test_local_message_size_error_is_not_retried():
     msg = "Received message larger than max (5000000 vs. 4194304)"
     assert is_message_size_error(msg)
     assert RetryPolicy().next_delay(1, RE, None, elapsed=0, remaining=None, message=msg) is None
+
+
+def test_message_size_errors_name_the_settings():
+    server = RolloutError(RE, "Received message larger than max (4097 vs. 4096)",
+                          method="rollout.v1.Rollout/Generate")
+    assert "transport.max_receive_message_bytes" in str(server)
+    assert "ChannelConfig.max_receive_message_bytes" in str(server)
+    local = RolloutError(RE, "Sent message larger than max (70000000 vs. 67108864)")
+    assert "ChannelConfig.max_send_message_bytes" in str(local)
+    assert "transport." not in str(local)
+    # Other errors are left as they are.
+    queue = RolloutError(RE, "admission.max_queued_requests: 64 requests queued")
+    assert "[limit:" not in str(queue)
+    assert "[limit:" not in str(RolloutError(grpc.StatusCode.INVALID_ARGUMENT,
+                                            "Received message larger than max (1 vs. 0)"))
 
 
 def test_retry_hint_parsing():
