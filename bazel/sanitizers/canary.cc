@@ -2,23 +2,31 @@
 // its correctly synchronised twin), and canary_test.sh asserts that the
 // sanitizer of the current build reports exactly the bugs and nothing else.
 //
-//   canary which            prints asan | tsan | none
+//   canary which            prints asan | tsan | tsan-full | none
+//                           (tsan-full: --config=tsan_full, whose binaries
+//                           load TSan-built absl and gRPC, tools/tsan_libs.sh)
+//   canary loaded-libs      prints the file each of libabsl_synchronization,
+//                           libgpr, libgrpc and libgrpc++ is mapped from
 //   canary heap-overflow    ASan: heap-buffer-overflow
 //   canary signed-overflow  UBSan: signed integer overflow
 //   canary race             TSan: data race (plain int, no lock)
 //   canary rollout-mutex    TSan: clean (rollout::Mutex, common/mutex.h)
-//   canary absl-mutex       TSan: data race reported although the code is
-//                           correct: absl::Mutex from Debian's uninstrumented
-//                           libabsl is invisible to TSan, which is why our
-//                           code uses rollout::Mutex. If this one turns
-//                           clean, libabsl has become TSan-aware.
+//   canary absl-mutex       --config=tsan: data race reported although the
+//                           code is correct: absl::Mutex from Debian's
+//                           uninstrumented libabsl is invisible to TSan, which
+//                           is why our code uses rollout::Mutex. If this one
+//                           turns clean, libabsl has become TSan-aware.
+//                           --config=tsan_full: clean (instrumented libabsl).
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <string>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "common/mutex.h"
+#include "grpcpp/grpcpp.h"
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -44,11 +52,37 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "which") == 0) {
 #if __has_feature(address_sanitizer) || defined(__SANITIZE_ADDRESS__)
     std::puts("asan");
+#elif (__has_feature(thread_sanitizer) || defined(__SANITIZE_THREAD__)) && \
+    defined(ROLLOUT_TSAN_INSTRUMENTED_LIBS)
+    std::puts("tsan-full");
 #elif __has_feature(thread_sanitizer) || defined(__SANITIZE_THREAD__)
     std::puts("tsan");
 #else
     std::puts("none");
 #endif
+    return 0;
+  }
+  if (std::strcmp(mode, "loaded-libs") == 0) {
+    // The call makes libgrpc++ (and through it libgrpc, libgpr) a real
+    // dependency of this binary, so the loader maps them.
+    std::printf("grpc version %s\n", grpc::Version().c_str());
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    for (const char* lib : {"/libabsl_synchronization.so", "/libgpr.so",
+                            "/libgrpc.so", "/libgrpc++.so"}) {
+      bool found = false;
+      maps.clear();
+      maps.seekg(0);
+      while (std::getline(maps, line)) {
+        const size_t at = line.find(lib);
+        if (at == std::string::npos) continue;
+        const size_t path = line.rfind(' ', at);
+        std::printf("%s %s\n", lib + 1, line.substr(path + 1).c_str());
+        found = true;
+        break;
+      }
+      if (!found) std::printf("%s not-mapped\n", lib + 1);
+    }
     return 0;
   }
   if (std::strcmp(mode, "heap-overflow") == 0) {

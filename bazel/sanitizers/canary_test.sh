@@ -30,6 +30,26 @@ expect() {
   fi
 }
 
+# expect_libs <instrumented | system>: where absl and gRPC are loaded from. tsan_full binaries carry
+# an RPATH to .tools/tsan/lib (tools/tsan_libs.sh writes it into .tools/tsan/tsan.bazelrc).
+expect_libs() {
+  local want="$1" out bad
+  out=$("$canary" loaded-libs 2>&1) || { echo "FAIL loaded-libs: rc=$?: $out"; fail=1; return; }
+  if [ "$want" = instrumented ]; then
+    bad=$(grep -v '^grpc version' <<<"$out" | grep -v '/\.tools/tsan/lib/')
+  else
+    bad=$(grep -v '^grpc version' <<<"$out" | grep -Ev ' (/usr)?/lib/')
+  fi
+  if [ -z "$bad" ]; then
+    echo "ok   loaded-libs: $want:"; sed 's/^/       /' <<<"$out"
+  else
+    echo "FAIL loaded-libs: expected the $want absl and gRPC, got:"; echo "$out"
+    [ "$want" = instrumented ] &&
+      echo "(--config=tsan_full needs the libraries of tools/tsan_libs.sh: run it once; docs/TESTING.md)"
+    fail=1
+  fi
+}
+
 case "$which" in
   asan)
     expect heap-overflow 1 "heap-buffer-overflow"
@@ -40,6 +60,14 @@ case "$which" in
     expect race 1 "ThreadSanitizer: data race"
     expect rollout-mutex 0
     expect absl-mutex 1 "ThreadSanitizer: data race"
+    expect_libs system
+    ;;
+  tsan-full)
+    expect race 1 "ThreadSanitizer: data race"
+    expect rollout-mutex 0
+    # The instrumented libabsl makes absl::Mutex visible: the same correct code is now clean.
+    expect absl-mutex 0
+    expect_libs instrumented
     ;;
   none)
     expect rollout-mutex 0

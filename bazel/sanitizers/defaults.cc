@@ -45,9 +45,14 @@ const char* __tsan_default_options() {
          "print_suppressions=0";
 }
 
+// --config=tsan_full (ROLLOUT_TSAN_INSTRUMENTED_LIBS) runs against TSan-built
+// absl and gRPC (tools/tsan_libs.sh), so their called_from_lib lines go.
 const char* __tsan_default_suppressions() {
   return
 #include "bazel/sanitizers/tsan_suppressions.inc"
+#ifndef ROLLOUT_TSAN_INSTRUMENTED_LIBS
+#include "bazel/sanitizers/tsan_suppressions_system_libs.inc"
+#endif
       ;
 }
 #endif
