@@ -12,9 +12,9 @@
 #
 #   bash tools/tsan_libs.sh      # one time per machine; idempotent (a re-run checks and exits)
 #
-# Needs: the packages of tools/setup.sh (clang-14, cmake-free Debian build deps of grpc: libabsl-dev,
-# libssl-dev, libc-ares-dev, libre2-dev, zlib1g-dev, libprotobuf-dev) plus cmake and ninja-build, and
-# network access to deb.debian.org (source packages only). Nothing outside the two places below is
+# Needs: what tools/setup.sh installs (clang-14; libabsl-dev, libprotobuf-dev, libgrpc++-dev and
+# through it libssl-dev, libc-ares-dev, libre2-dev, zlib1g-dev; protobuf-compiler-grpc), plus cmake
+# and ninja-build, and network access to deb.debian.org (source packages only). Nothing outside the two places below is
 # written (no /etc/apt change: apt-get runs with its own source list and lists directory).
 #   work dir (sources, build trees):  $TSAN_LIBS_WORK, default /tmp/rollout_tsan_libs
 #   output (the .so files):          .tools/tsan/lib   (git-ignored; .bazelrc's tsan_full points there)
