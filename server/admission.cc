@@ -60,7 +60,7 @@ absl::StatusOr<Admission::Ticket> Admission::Admit(
         "admission.max_queued_tokens = ",
         limits.max_queued_tokens(), "; lower n or sampling.max_tokens"));
   }
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   const char* reason = nullptr;
   std::string message;
   // Counted only when the cap is on: with it off no table is kept at all.
@@ -104,7 +104,7 @@ absl::StatusOr<Admission::Ticket> Admission::Admit(
 }
 
 void Admission::Release(int64_t tokens, const std::string& client) {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   --requests_;
   tokens_ -= tokens;
   if (!client.empty()) {
@@ -119,23 +119,23 @@ void Admission::PublishLocked() {
 }
 
 int64_t Admission::queued_requests() const {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   return requests_;
 }
 
 int64_t Admission::queued_tokens() const {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   return tokens_;
 }
 
 int64_t Admission::client_requests(absl::string_view client) const {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   auto it = per_client_.find(client);
   return it == per_client_.end() ? 0 : it->second;
 }
 
 int64_t Admission::clients() const {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   return static_cast<int64_t>(per_client_.size());
 }
 

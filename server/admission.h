@@ -25,7 +25,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "metrics/rollout_metrics.h"
 #include "rollout/v1/config.pb.h"
 
@@ -91,7 +91,7 @@ class Admission {
   void PublishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   metrics::RolloutMetrics* const metrics_;
-  mutable absl::Mutex mu_;
+  mutable rollout::Mutex mu_;
   int64_t requests_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t tokens_ ABSL_GUARDED_BY(mu_) = 0;
   // Admitted groups per client; an entry is erased when it drops to 0.

@@ -32,7 +32,7 @@ void HealthMonitor::Start() {
 
 void HealthMonitor::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     stop_ = true;
   }
   if (thread_.joinable()) thread_.join();
@@ -49,7 +49,7 @@ void HealthMonitor::Evaluate() {
 void HealthMonitor::Loop() {
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       if (mu_.AwaitWithTimeout(absl::Condition(&stop_), period_)) return;
     }
     Evaluate();

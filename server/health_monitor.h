@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "metrics/rollout_metrics.h"
 #include "server/config/config_manager.h"
@@ -61,7 +61,7 @@ class HealthMonitor {
   const ConfigManager* const config_;
   metrics::RolloutMetrics* const metrics_;
   const absl::Duration period_;
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

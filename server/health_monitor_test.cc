@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -46,17 +46,17 @@ TEST(EvaluateHealthTest, Table) {
 class FakeHealth : public grpc::HealthCheckServiceInterface {
  public:
   void SetServingStatus(const std::string& service, bool serving) override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     status_[service] = serving;
   }
   void SetServingStatus(bool serving) override {}
   bool Get(const std::string& service) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     return status_.at(service);
   }
 
  private:
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   std::map<std::string, bool> status_;
 };
 
@@ -79,7 +79,7 @@ class FakeDispatcher : public Dispatcher {
                      Callback<v1::UpdateWeightsResponse>) override {}
   void ApplyConfig(std::shared_ptr<const ConfigSnapshot>) override {}
   DispatcherState State() const override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     return state_;
   }
   std::shared_ptr<const v1::ModelInfo> Model() const override {
@@ -87,12 +87,12 @@ class FakeDispatcher : public Dispatcher {
   }
   void Shutdown(absl::Time) override {}
   void Set(DispatcherState s) {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     state_ = std::move(s);
   }
 
  private:
-  mutable absl::Mutex mu_;
+  mutable rollout::Mutex mu_;
   DispatcherState state_;
 };
 

@@ -10,7 +10,7 @@
 namespace rollout::server {
 
 void CancelSlot::Set(std::unique_ptr<CallHandle> handle) {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   handle_ = std::move(handle);
   // Cancel() does not block and never calls back into the sink inline
   // (CallHandle contract), so calling it under the lock is safe.
@@ -18,7 +18,7 @@ void CancelSlot::Set(std::unique_ptr<CallHandle> handle) {
 }
 
 void CancelSlot::Cancel() {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   if (cancelled_) return;
   cancelled_ = true;
   if (handle_ != nullptr) handle_->Cancel();

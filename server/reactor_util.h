@@ -8,8 +8,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "grpcpp/server_context.h"
 #include "server/dispatcher.h"
 #include "server/service_env.h"
@@ -44,7 +44,7 @@ class CancelSlot {
   void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   std::unique_ptr<CallHandle> handle_ ABSL_GUARDED_BY(mu_);
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -12,8 +12,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
+#include "common/mutex.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -41,7 +40,7 @@ class FakeDispatcher final : public Dispatcher {
   ~FakeDispatcher() override {
     std::vector<std::thread> threads;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       threads.swap(threads_);
     }
     for (auto& t : threads) t.join();
@@ -51,14 +50,14 @@ class FakeDispatcher final : public Dispatcher {
       std::shared_ptr<const v1::GenerateRequest> request, bool stream,
       const CallContext& context, GenerateSink* sink) override {
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       seen_.push_back(*request);
     }
     auto handle = std::make_unique<Handle>();
     Handle* h = handle.get();
     auto cancelled = h->cancelled;
     // gRPC calls Generate from several threads at once.
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     threads_.emplace_back([request, stream, sink, cancelled] {
       if (absl::StartsWith(request->request_id(), "hold")) {
         cancelled->WaitForNotification();
@@ -126,7 +125,7 @@ class FakeDispatcher final : public Dispatcher {
   void UpdateWeights(const v1::UpdateWeightsRequest& request, absl::Time,
                      Callback<v1::UpdateWeightsResponse> done) override {
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       weight_paths_.push_back(request.path());
     }
     v1::UpdateWeightsResponse response;
@@ -134,7 +133,7 @@ class FakeDispatcher final : public Dispatcher {
     done(response);
   }
   void ApplyConfig(std::shared_ptr<const ConfigSnapshot> config) override {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     applied_generations_.push_back(config->generation);
   }
   DispatcherState State() const override {
@@ -150,28 +149,28 @@ class FakeDispatcher final : public Dispatcher {
   void Shutdown(absl::Time) override {}
 
   std::vector<v1::GenerateRequest> seen() {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     return seen_;
   }
   std::vector<uint64_t> applied_generations() {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     return applied_generations_;
   }
   std::vector<std::string> weight_paths() {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     return weight_paths_;
   }
 
  private:
   struct Handle final : CallHandle {
-    std::shared_ptr<absl::Notification> cancelled =
-        std::make_shared<absl::Notification>();
+    std::shared_ptr<rollout::Notification> cancelled =
+        std::make_shared<rollout::Notification>();
     void Cancel() override {
       if (!cancelled->HasBeenNotified()) cancelled->Notify();
     }
   };
 
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   std::vector<v1::GenerateRequest> seen_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> applied_generations_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> weight_paths_ ABSL_GUARDED_BY(mu_);
@@ -363,7 +362,7 @@ TEST(RolloutServerTest, AdmissionQueueBoundIsEnforced) {
   Client client(s.server->grpc_address());
   grpc::ClientContext held_context;
   v1::GenerateResponse held_response;
-  absl::Notification held_done;
+  rollout::Notification held_done;
   grpc::Status held_status;
   // The callback API does not take ownership of the request: it must outlive
   // the call, which ends (held_done) before this scope does.
@@ -421,7 +420,7 @@ class HeldCall {
   const v1::GenerateRequest request_;  // outlives the call
   v1::GenerateResponse response_;
   grpc::Status status_;
-  absl::Notification done_;
+  rollout::Notification done_;
 };
 
 // Polls (with a generous deadline for a loaded machine) until the fake has

@@ -7,6 +7,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "common/mutex.h"
 #include "common/status_macros.h"
 #include "server/grpc_status.h"
 #include "server/reactor_util.h"
@@ -152,7 +153,7 @@ class GenerateStreamCall final
     bool finish_now = false;
     absl::Status status;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       buffered_bytes_ -= queue_.front().second;
       queue_.pop_front();
       if (!ok) {  // the client is gone: drop what is buffered
@@ -195,7 +196,7 @@ class GenerateStreamCall final
     const GenerateStreamChunk* next = nullptr;
     bool overflow = false;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       if (client_gone_ || overflowed_) return;
       const int64_t size = static_cast<int64_t>(chunk.ByteSizeLong());
       if (buffered_bytes_ + size > max_buffered_bytes_) {
@@ -233,7 +234,7 @@ class GenerateStreamCall final
     // under mu_, so the ticket is not touched concurrently.)
     ticket_.Release();
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       if (overflowed_) {
         status = absl::ResourceExhaustedError(absl::StrCat(
             "stream cancelled: the client did not read it and more than "
@@ -258,7 +259,7 @@ class GenerateStreamCall final
   Admission::Ticket ticket_;
   CancelSlot cancel_;
   int64_t max_buffered_bytes_ = 0;
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   // Chunks not yet written, with their sizes; front() is being written
   // while writing_.
   std::deque<std::pair<GenerateStreamChunk, int64_t>> queue_

@@ -8,14 +8,14 @@ SerialExecutor::SerialExecutor() : thread_([this] { Loop(); }) {}
 
 SerialExecutor::~SerialExecutor() {
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     stopping_ = true;
   }
   thread_.join();
 }
 
 void SerialExecutor::Schedule(absl::AnyInvocable<void()> task) {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   tasks_.push_back(std::move(task));
 }
 
@@ -23,7 +23,7 @@ void SerialExecutor::Loop() {
   while (true) {
     absl::AnyInvocable<void()> task;
     {
-      absl::MutexLock lock(&mu_);
+      rollout::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](SerialExecutor* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
             return self->stopping_ || !self->tasks_.empty();

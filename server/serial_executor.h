@@ -16,7 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace rollout::server {
 
@@ -34,7 +34,7 @@ class SerialExecutor {
  private:
   void Loop();
 
-  absl::Mutex mu_;
+  rollout::Mutex mu_;
   std::deque<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

@@ -3,8 +3,7 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
+#include "common/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -33,8 +32,8 @@ TEST(SerialExecutorTest, RunsTasksInOrderOnOneOtherThread) {
 
 TEST(SerialExecutorTest, ScheduleDoesNotWaitForTheTask) {
   SerialExecutor executor;
-  absl::Notification release;
-  absl::Notification done;
+  rollout::Notification release;
+  rollout::Notification done;
   executor.Schedule([&] {
     release.WaitForNotification();
     done.Notify();

@@ -198,18 +198,18 @@ ConfigManager::ConfigManager(Options options,
     : options_(std::move(options)), current_(std::move(first)) {}
 
 std::shared_ptr<const ConfigSnapshot> ConfigManager::Current() const {
-  absl::MutexLock lock(&mu_);
+  rollout::MutexLock lock(&mu_);
   return current_;
 }
 
 void ConfigManager::AddListener(Listener listener) {
-  absl::MutexLock lock(&reload_mu_);
+  rollout::MutexLock lock(&reload_mu_);
   listeners_.push_back(std::move(listener));
 }
 
 ConfigManager::ReloadOutcome ConfigManager::Reload(
     const rollout::v1::ReloadConfigRequest& request) {
-  absl::MutexLock reload_lock(&reload_mu_);
+  rollout::MutexLock reload_lock(&reload_mu_);
   const std::shared_ptr<const ConfigSnapshot> current = Current();
   ReloadOutcome out;
   out.report.set_dry_run(request.dry_run());
@@ -309,7 +309,7 @@ ConfigManager::ReloadOutcome ConfigManager::Reload(
   snapshot->generation = current->generation + 1;
   snapshot->source = out.report.source();
   {
-    absl::MutexLock lock(&mu_);
+    rollout::MutexLock lock(&mu_);
     current_ = snapshot;
   }
   out.report.set_applied(true);

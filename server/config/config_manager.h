@@ -32,7 +32,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "rollout/v1/admin.pb.h"
 #include "rollout/v1/config.pb.h"
 #include "server/config/config_defaults.h"
@@ -94,9 +94,9 @@ class ConfigManager {
 
   const Options options_;
   // Serialises reloads (a reload is read-compare-swap).
-  absl::Mutex reload_mu_;
+  rollout::Mutex reload_mu_;
   std::vector<Listener> listeners_ ABSL_GUARDED_BY(reload_mu_);
-  mutable absl::Mutex mu_;
+  mutable rollout::Mutex mu_;
   std::shared_ptr<const ConfigSnapshot> current_ ABSL_GUARDED_BY(mu_);
 };
 
