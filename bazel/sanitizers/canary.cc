@@ -23,6 +23,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "common/mutex.h"
@@ -66,22 +67,21 @@ int main(int argc, char** argv) {
     // The call makes libgrpc++ (and through it libgrpc, libgpr) a real
     // dependency of this binary, so the loader maps them.
     std::printf("grpc version %s\n", grpc::Version().c_str());
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
+    std::vector<std::string> maps;
+    std::ifstream in("/proc/self/maps");
+    for (std::string line; std::getline(in, line);) maps.push_back(line);
     for (const char* lib : {"/libabsl_synchronization.so", "/libgpr.so",
                             "/libgrpc.so", "/libgrpc++.so"}) {
-      bool found = false;
-      maps.clear();
-      maps.seekg(0);
-      while (std::getline(maps, line)) {
+      const char* where = "not-mapped";
+      std::string path;
+      for (const std::string& line : maps) {
         const size_t at = line.find(lib);
         if (at == std::string::npos) continue;
-        const size_t path = line.rfind(' ', at);
-        std::printf("%s %s\n", lib + 1, line.substr(path + 1).c_str());
-        found = true;
+        path = line.substr(line.rfind(' ', at) + 1);
+        where = path.c_str();
         break;
       }
-      if (!found) std::printf("%s not-mapped\n", lib + 1);
+      std::printf("%s %s\n", lib + 1, where);
     }
     return 0;
   }

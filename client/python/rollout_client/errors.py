@@ -5,6 +5,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import grpc
 
+from rollout_client.retry import is_message_size_error
+
 #: Trailing metadata key of the per-field report of a rejected ReloadConfig.
 RELOAD_REPORT_KEY = "rollout-reload-report-bin"
 
@@ -78,16 +80,13 @@ def size_limit_hint(code: grpc.StatusCode, message: str) -> str:
     ``transport.max_receive_message_bytes`` (``ServerInfo.limits``) when the request was too large,
     or from this client's channel when a response was.
     """
-    if code != grpc.StatusCode.RESOURCE_EXHAUSTED:
+    if code != grpc.StatusCode.RESOURCE_EXHAUSTED or not is_message_size_error(message):
         return ""
-    text = (message or "").lower()
-    if "sent message larger than max" in text:
+    if "sent message" in message.lower():
         return " [limit: this client's ChannelConfig.max_send_message_bytes]"
-    if "received message larger than max" in text:
-        return (" [limit: a request over rolloutd's transport.max_receive_message_bytes"
-                " (ServerInfo.limits), or a response over this client's"
-                " ChannelConfig.max_receive_message_bytes]")
-    return ""
+    return (" [limit: a request over rolloutd's transport.max_receive_message_bytes"
+            " (ServerInfo.limits), or a response over this client's"
+            " ChannelConfig.max_receive_message_bytes]")
 
 
 class FanOutError(RolloutError):
