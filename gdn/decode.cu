@@ -324,7 +324,7 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   a.ring_idx = params.ring_indices;
   a.write_pos = params.write_pos;
   a.force = params.force_flush;
-  const bool pdl = params.step.pdl, stage = params.stage_ring;
+  const bool pdl = params.step.pdl;
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
   if (params.coef_route == ReplayCoefRoute::kAuto) {
     precomputed =
@@ -337,6 +337,11 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
                               ? DecodeTile::kBv64
                               : Resolve(params.step.tile, params.step.batch,
                                         params.step.num_v_heads, true);
+  // The precomputed route's staged flush folds only staged entries
+  // (decode_kernel.cuh): rings longer than kStageJ + 1 are not staged there.
+  const bool stage =
+      params.stage_ring &&
+      (!precomputed || params.ring.length <= internal::kStageJ + 1);
   if (precomputed) {
     a.coef = params.coef_scratch;
     a.coef_stride = GdnReplayParams::CoefStride(params.ring.length);

@@ -180,7 +180,8 @@ struct GdnReplayParams {
   const int8_t* force_flush = nullptr;    // [B] or null (no forced flush)
   // Stage the first 16 ring entries (k rows, this block's d) in shared memory
   // with the state tile instead of reading them from L2 on demand (tile kBv4
-  // never stages).
+  // never stages; nor does the precomputed route for a ring longer than 17
+  // entries: its staged flush scales the staged entries in place).
   bool stage_ring = true;
   ReplayCoefRoute coef_route = ReplayCoefRoute::kAuto;
   // Device scratch of the precomputed route, fp32, 16-byte aligned, owned by

@@ -46,8 +46,9 @@
 // Flush step (and fold): the ring is folded into the staged tile on chip,
 // S = A C + sum_j w_j d_j k_j^T, with the k_j of 8 entries at a time held in
 // registers in lane layout (lane = 4 columns) and the coefficients w_j d_j[v]
-// in shared memory; then the packed step runs on the tile: one state read,
-// one write, no second pass over memory.
+// in shared memory (on the precomputed route in place of the staged d_j);
+// then the packed step runs on the tile: one state read, one write, no second
+// pass over memory.
 #ifndef ROLLOUT_GDN_DECODE_KERNEL_CUH_
 #define ROLLOUT_GDN_DECODE_KERNEL_CUH_
 
@@ -240,6 +241,13 @@ __device__ __forceinline__ void RingWeights(float x0, float x1, int lane,
 // w_j from the lane-distributed weights (j warp-uniform).
 __device__ __forceinline__ float WeightOf(int j, float w_lo, float w_hi) {
   return __shfl_sync(0xffffffffu, j < 32 ? w_lo : w_hi, j & 31);
+}
+
+// w_j for a j of this lane's own (any lane pattern; every lane must call).
+__device__ __forceinline__ float WeightOfLane(int j, float w_lo, float w_hi) {
+  const float lo = __shfl_sync(0xffffffffu, w_lo, j & 31);
+  const float hi = __shfl_sync(0xffffffffu, w_hi, j & 31);
+  return j < 32 ? lo : hi;
 }
 
 // L2 policy of the state traffic (DecodeArgs::cache). Measured on the H200
@@ -647,23 +655,42 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
 
   // ================= Fold the ring into the tile (flush / fold) ============
+  // Coefficients w_j d_j[v], one chunk of kFoldChunk entries at a time. The
+  // precomputed route with a staged fp32 ring scales the staged entries in
+  // place, taking the weights from the warp's registers by shuffle, so it
+  // needs no static shared memory: its bv64 CTA then takes 36.9 KB and six
+  // fit an SM instead of five. It runs only for L <= kStageJ + 1
+  // (decode.cu), so every committed entry (n <= L - 1 <= kStageJ) is staged
+  // and no chunk passes kStageJ entries. The other kernels go through sh_w
+  // and sh_coef.
+  constexpr bool kInPlaceCoef =
+      kCoef && kStage && sizeof(RingT) == sizeof(float);
   if constexpr (kMode != DecodeMode::kPacked) {
     if (n > 0) {
       float w_lo, w_hi, A;
       RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, lane, &w_lo,
                   &w_hi, &A);
-      if (warp == 0) {
-        sh_w[lane] = w_lo;
-        sh_w[lane + 32] = w_hi;
+      if constexpr (!kInPlaceCoef) {
+        if (warp == 0) {
+          sh_w[lane] = w_lo;
+          sh_w[lane + 32] = w_hi;
+        }
       }
       CpAsyncWaitAll();
       __syncthreads();  // whole tile, staged ring and sh_w visible
       for (int c0 = 0; c0 < n; c0 += kFoldChunk) {
-        // Coefficients w_j d_j[v] of this chunk -> shared memory.
+        // Coefficients of this chunk (kRows entries per thread: a uniform trip
+        // count, every lane takes part in the shuffles).
         for (int e = threadIdx.x; e < kFoldChunk * kBv; e += T::kThreads) {
           const int jj = e / kBv, v = e % kBv, j = c0 + jj;
-          sh_coef[jj][v] =
-              j < n ? sh_w[j] * RingIO<RingT>::Load(dptr(j, v)) : 0.f;
+          if constexpr (kInPlaceCoef) {
+            const float w = WeightOfLane(j, w_lo, w_hi);
+            // Entries c0 + jj < kStageJ: past n, zeros over unstaged memory.
+            ds[j * kBv + v] = j < n ? w * ds[j * kBv + v] : 0.f;
+          } else {
+            sh_coef[jj][v] =
+                j < n ? sh_w[j] * RingIO<RingT>::Load(dptr(j, v)) : 0.f;
+          }
         }
         // k_j of the chunk in lane layout (lane = 4 columns).
         float4 kc[kFoldChunk];
@@ -679,7 +706,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           if (c0 == 0) s = Scale4(s, A);
 #pragma unroll
           for (int jj = 0; jj < kFoldChunk; ++jj) {
-            const float c = sh_coef[jj][v];
+            const int j = c0 + jj;  // warp-uniform, as is v
+            float c;
+            if constexpr (kInPlaceCoef) {
+              c = ds[j * kBv + v];
+            } else {
+              c = sh_coef[jj][v];
+            }
             s.x = fmaf(c, kc[jj].x, s.x);
             s.y = fmaf(c, kc[jj].y, s.y);
             s.z = fmaf(c, kc[jj].z, s.z);
@@ -687,7 +720,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           }
           *sp = s;
         }
-        __syncthreads();  // tile updated; coefficients free for reuse
+        __syncthreads();  // tile updated; sh_coef free for reuse
       }
     }
     if constexpr (kMode == DecodeMode::kFold) {

@@ -555,6 +555,19 @@ TEST(ReplayDecodeTest, PrecomputedCoefficientsEveryTileAndHeadCount) {
     c.route = ReplayCoefRoute::kPrecomputed;
     RunReplay(c, seed++);
   }
+  // The staged flush scales the staged entries in place: at L = 17 every
+  // committed entry (16) is staged; from L = 18 the launcher does not stage.
+  for (int L : {17, 18}) {
+    ReplayCase c;
+    c.hv = 32;
+    c.L = L;
+    c.batch = 3;
+    c.cycles = 2;
+    c.tile = DecodeTile::kBv64;
+    c.stage_ring = true;
+    c.route = ReplayCoefRoute::kPrecomputed;
+    RunReplay(c, seed++);
+  }
   // kAuto with a scratch: 129 rows x 32 heads >= the precomputed threshold.
   ASSERT_TRUE(ReplayCoefRouteFor(129, 32));
   ReplayCase c;
