@@ -544,30 +544,23 @@ TEST(ReplayDecodeTest, PrecomputedCoefficientsEveryTileAndHeadCount) {
     c.route = ReplayCoefRoute::kPrecomputed;
     RunReplay(c, seed++);
   }
-  for (bool stage : {true, false}) {
+  // Long rings, two cycles each.
+  auto long_ring = [&](int hv, int L, int batch, DecodeTile tile, bool stage) {
     ReplayCase c;
-    c.hv = 16;
-    c.L = 64;
-    c.batch = 4;
+    c.hv = hv;
+    c.L = L;
+    c.batch = batch;
     c.cycles = 2;
-    c.tile = DecodeTile::kBv32;
+    c.tile = tile;
     c.stage_ring = stage;
     c.route = ReplayCoefRoute::kPrecomputed;
     RunReplay(c, seed++);
-  }
+  };
+  for (bool stage : {true, false})
+    long_ring(16, 64, 4, DecodeTile::kBv32, stage);
   // The staged flush scales the staged entries in place: at L = 17 every
   // committed entry (16) is staged; from L = 18 the launcher does not stage.
-  for (int L : {17, 18}) {
-    ReplayCase c;
-    c.hv = 32;
-    c.L = L;
-    c.batch = 3;
-    c.cycles = 2;
-    c.tile = DecodeTile::kBv64;
-    c.stage_ring = true;
-    c.route = ReplayCoefRoute::kPrecomputed;
-    RunReplay(c, seed++);
-  }
+  for (int L : {17, 18}) long_ring(32, L, 3, DecodeTile::kBv64, true);
   // kAuto with a scratch: 129 rows x 32 heads >= the precomputed threshold.
   ASSERT_TRUE(ReplayCoefRouteFor(129, 32));
   ReplayCase c;

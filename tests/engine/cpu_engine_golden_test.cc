@@ -102,35 +102,19 @@ TEST_P(ChunkSizeInvarianceTest, OffLogprobsBarelyMove) {
   const std::string dir = absl::StrCat("tests/data/", GetParam());
   absl::StatusOr<Golden> golden = LoadGolden(dir);
   ASSERT_TRUE(golden.ok());
-  std::vector<std::vector<float>> lp[2];
+  GreedyCompletions run[2];
   for (int variant = 0; variant < 2; ++variant) {
     EngineOptions o = TinyEngineOptions();
     o.prefill_chunk_tokens = variant == 0 ? 256 : 16;
-    auto engine = MakeCpuEngine(dir, o);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    std::vector<std::shared_ptr<ResultChannel>> ch;
-    for (size_t i = 0; i < golden->prompts.size(); ++i) {
-      GroupRequest r;
-      r.request_id = absl::StrCat("p", i);
-      r.prompt = golden->prompts[i];
-      r.n = 1;
-      r.sampling.temperature = 0.0f;
-      r.sampling.max_tokens = 40;
-      r.sampling.ignore_eos = true;
-      r.replay_ssm = ReplayMode::kOff;
-      ch.push_back(SubmitOrDie(**engine, std::move(r)));
+    std::vector<GreedyCompletions> r =
+        RunGreedyGolden(dir, *golden, o, {ReplayMode::kOff});
+    ASSERT_EQ(r.size(), 1u);
+    for (size_t i = 0; i < r[0].tokens.size(); ++i) {
+      EXPECT_EQ(r[0].tokens[i], golden->greedy_tokens[i]);
     }
-    RunToIdle(**engine);
-    for (auto& c : ch) {
-      CompletionResult r = Results(*c).completions.at(0);
-      EXPECT_EQ(r.token_ids, golden->greedy_tokens[lp[variant].size()]);
-      lp[variant].push_back(r.logprobs);
-    }
+    run[variant] = std::move(r[0]);
   }
-  double worst = 0;
-  for (size_t i = 0; i < lp[0].size(); ++i)
-    for (size_t t = 0; t < lp[0][i].size(); ++t)
-      worst = std::max(worst, double{std::fabs(lp[0][i][t] - lp[1][i][t])});
+  const double worst = MaxLogprobDiff(run[0], run[1]);
   std::printf("%s: OFF chunk256 vs chunk16 max logprob diff %.3g\n", GetParam(),
               worst);
   RecordProperty("max_chunking_logprob_diff", absl::StrCat(worst));

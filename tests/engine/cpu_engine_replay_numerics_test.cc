@@ -24,61 +24,19 @@
 namespace rollout::worker {
 namespace {
 
-constexpr int kNewTokens = 40;
-
-struct Completions {
-  std::vector<std::vector<int32_t>> tokens;  // [prompt][kNewTokens]
-  std::vector<std::vector<float>> logprobs;  // [prompt][kNewTokens]
-};
-
-// Greedy continuations of every golden prompt, one request per (prompt,
-// mode), all submitted before the first step so that they decode together.
-// Returns one Completions per entry of `modes`.
-std::vector<Completions> RunGreedy(const std::string& dir, const Golden& golden,
-                                   int ring_length,
-                                   const std::vector<ReplayMode>& modes) {
+// Greedy runs with ring length L; every ON request must take the ring path.
+std::vector<GreedyCompletions> RunGreedy(const std::string& dir,
+                                         const Golden& golden, int ring_length,
+                                         const std::vector<ReplayMode>& modes) {
   EngineOptions o = TinyEngineOptions();
   o.replay.ring_length = ring_length;
-  auto engine = MakeCpuEngine(dir, o);
-  EXPECT_TRUE(engine.ok()) << engine.status();
-  if (!engine.ok()) return {};
-  std::vector<std::vector<std::shared_ptr<ResultChannel>>> channels(
-      modes.size());
-  for (size_t m = 0; m < modes.size(); ++m) {
-    for (size_t i = 0; i < golden.prompts.size(); ++i) {
-      GroupRequest r;
-      r.request_id = absl::StrCat(ReplayModeName(modes[m]), m, "_", i);
-      r.prompt = golden.prompts[i];
-      r.n = 1;
-      r.sampling.temperature = 0.0f;
-      r.sampling.max_tokens = kNewTokens;
-      r.sampling.ignore_eos = true;
-      r.replay_ssm = modes[m];
-      channels[m].push_back(SubmitOrDie(**engine, std::move(r)));
-    }
-  }
-  RunToIdle(**engine);
-  std::vector<Completions> out(modes.size());
-  for (size_t m = 0; m < modes.size(); ++m) {
-    for (auto& ch : channels[m]) {
-      CompletionResult c = Results(*ch).completions.at(0);
-      EXPECT_EQ(c.replay_ssm.applied, modes[m] == ReplayMode::kOn);
-      out[m].tokens.push_back(c.token_ids);
-      out[m].logprobs.push_back(c.logprobs);
+  std::vector<GreedyCompletions> out = RunGreedyGolden(dir, golden, o, modes);
+  for (size_t m = 0; m < out.size(); ++m) {
+    for (bool applied : out[m].replay_applied) {
+      EXPECT_EQ(applied, modes[m] == ReplayMode::kOn);
     }
   }
   return out;
-}
-
-double MaxLogprobDiff(const Completions& a, const Completions& b) {
-  double worst = 0;
-  for (size_t i = 0; i < a.logprobs.size(); ++i) {
-    for (size_t t = 0; t < a.logprobs[i].size(); ++t) {
-      worst = std::max(worst,
-                       double{std::fabs(a.logprobs[i][t] - b.logprobs[i][t])});
-    }
-  }
-  return worst;
 }
 
 class CpuEngineReplayNumericsTest
@@ -95,8 +53,8 @@ class CpuEngineReplayNumericsTest
 };
 
 TEST_P(CpuEngineReplayNumericsTest, RingOfOneIsThePlainPathBitForBit) {
-  std::vector<Completions> r = RunGreedy(dir_, golden_, /*ring_length=*/1,
-                                         {ReplayMode::kOff, ReplayMode::kOn});
+  std::vector<GreedyCompletions> r = RunGreedy(
+      dir_, golden_, /*ring_length=*/1, {ReplayMode::kOff, ReplayMode::kOn});
   ASSERT_EQ(r.size(), 2u);
   for (size_t i = 0; i < golden_.prompts.size(); ++i) {
     EXPECT_EQ(r[0].tokens[i], golden_.greedy_tokens[i]) << "prompt " << i;
@@ -108,11 +66,11 @@ TEST_P(CpuEngineReplayNumericsTest, RingOfOneIsThePlainPathBitForBit) {
 
 TEST_P(CpuEngineReplayNumericsTest, OnOffGapIsTheRoundingScheduleSpread) {
   // OFF once, then ON with three ring lengths (ring_length is per engine).
-  std::vector<std::pair<std::string, Completions>> runs;
+  std::vector<std::pair<std::string, GreedyCompletions>> runs;
   runs.emplace_back(
       "OFF", std::move(RunGreedy(dir_, golden_, 16, {ReplayMode::kOff})[0]));
   for (int L : {4, 16, 64}) {
-    std::vector<Completions> on =
+    std::vector<GreedyCompletions> on =
         RunGreedy(dir_, golden_, L, {ReplayMode::kOn});
     ASSERT_EQ(on.size(), 1u);
     runs.emplace_back(absl::StrCat("ON L=", L), std::move(on[0]));

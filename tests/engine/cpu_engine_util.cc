@@ -1,9 +1,11 @@
 #include "tests/engine/cpu_engine_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "gtest/gtest.h"
 #include "model/cpu/cpu_backend.h"
@@ -100,6 +102,51 @@ double LogSoftmaxAt(const float* logits, int vocab, int32_t token) {
   double sum = 0;
   for (int i = 0; i < vocab; ++i) sum += std::exp(double{logits[i]} - max);
   return double{logits[token]} - max - std::log(sum);
+}
+
+std::vector<GreedyCompletions> RunGreedyGolden(
+    const std::string& checkpoint_dir, const Golden& golden,
+    EngineOptions options, const std::vector<ReplayMode>& modes) {
+  auto engine = MakeCpuEngine(checkpoint_dir, std::move(options));
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  if (!engine.ok()) return {};
+  std::vector<std::vector<std::shared_ptr<ResultChannel>>> channels(
+      modes.size());
+  for (size_t m = 0; m < modes.size(); ++m) {
+    for (size_t i = 0; i < golden.prompts.size(); ++i) {
+      GroupRequest r;
+      r.request_id = absl::StrCat(ReplayModeName(modes[m]), m, "_", i);
+      r.prompt = golden.prompts[i];
+      r.n = 1;
+      r.sampling.temperature = 0.0f;
+      r.sampling.max_tokens = kGoldenNewTokens;
+      r.sampling.ignore_eos = true;
+      r.replay_ssm = modes[m];
+      channels[m].push_back(SubmitOrDie(**engine, std::move(r)));
+    }
+  }
+  RunToIdle(**engine);
+  std::vector<GreedyCompletions> out(modes.size());
+  for (size_t m = 0; m < modes.size(); ++m) {
+    for (auto& ch : channels[m]) {
+      CompletionResult c = Results(*ch).completions.at(0);
+      out[m].tokens.push_back(c.token_ids);
+      out[m].logprobs.push_back(c.logprobs);
+      out[m].replay_applied.push_back(c.replay_ssm.applied);
+    }
+  }
+  return out;
+}
+
+double MaxLogprobDiff(const GreedyCompletions& a, const GreedyCompletions& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.logprobs.size(); ++i) {
+    for (size_t t = 0; t < a.logprobs[i].size(); ++t) {
+      worst = std::max(worst,
+                       double{std::fabs(a.logprobs[i][t] - b.logprobs[i][t])});
+    }
+  }
+  return worst;
 }
 
 }  // namespace rollout::worker

@@ -39,6 +39,26 @@ CollectedResults Results(ResultChannel& channel);
 // log_softmax(logits)[token] in double.
 double LogSoftmaxAt(const float* logits, int vocab, int32_t token);
 
+// Greedy continuations (kGoldenNewTokens tokens, EOS ignored as in the
+// goldens) of every golden prompt, for one run.
+constexpr int kGoldenNewTokens = 40;
+struct GreedyCompletions {
+  std::vector<std::vector<int32_t>> tokens;  // [prompt][kGoldenNewTokens]
+  std::vector<std::vector<float>> logprobs;  // [prompt][kGoldenNewTokens]
+  std::vector<bool> replay_applied;          // [prompt]
+};
+
+// One engine over `checkpoint_dir` with `options`; one request per (prompt,
+// mode), all submitted before the first step so that they decode together.
+// Returns one GreedyCompletions per entry of `modes` (empty on a failed
+// engine start, which is reported as a test failure).
+std::vector<GreedyCompletions> RunGreedyGolden(
+    const std::string& checkpoint_dir, const Golden& golden,
+    EngineOptions options, const std::vector<ReplayMode>& modes);
+
+// Largest |logprob difference| over all prompts and tokens of two runs.
+double MaxLogprobDiff(const GreedyCompletions& a, const GreedyCompletions& b);
+
 }  // namespace rollout::worker
 
 #endif  // ROLLOUT_TESTS_ENGINE_CPU_ENGINE_UTIL_H_
