@@ -19,8 +19,13 @@
 // Effective bandwidth counts the algorithmic minimum bytes: fp32 state read
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
-//   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro]
+//   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
+//             [--profile] [--replay-only]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
+// --explore: the tiles and coefficient routes side by side (design runs).
+// --profile: a few plain launches for ncu (no timing).
+// --replay-only: the shipped packed and ReplaySSM configurations at the
+//   batches of the ReplaySSM targets, one line each (A/B runs of builds).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -275,6 +280,7 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
   st.o = Alloc<uint16_t>(static_cast<size_t>(B) * HV * kD);
   st.coef_floats = gdn::GdnReplayParams::CoefScratchFloats(B, HV, kL);
   st.coef = Alloc<float>(st.coef_floats);
+  CK(cudaMemset(st.coef, 0, st.coef_floats * sizeof(float)));
   CK(cudaStreamSynchronize(s));
   return st;
 }
@@ -409,10 +415,14 @@ struct Runner {
   };
 
   // One full ring cycle per set, steps in order (cursor s = step s), the
-  // flush step timed in its own graph. `launch(set, cursor)` issues the
-  // launches of one layer call.
+  // flush step timed in its own graph of at least kMinFlushCalls calls (the
+  // sets repeated: with 2 sets of 1-2 GiB at B >= 512 a graph of 2 flushes
+  // varied by up to 20 % between identical timings). `launch(set, cursor)`
+  // issues the launches of one layer call.
+  static constexpr int kMinFlushCalls = 8;
   Cycle RingCycle(const Setup& st,
                   const std::function<void(int, const int32_t*)>& launch) {
+    const int flush_calls = std::max(st.nsets, kMinFlushCalls);
     cudaGraphExec_t nf = Capture(s, [&] {
       for (int l = 0; l < kL - 1; ++l) {
         for (int set = 0; set < st.nsets; ++set) {
@@ -421,8 +431,8 @@ struct Runner {
       }
     });
     cudaGraphExec_t f = Capture(s, [&] {
-      for (int set = 0; set < st.nsets; ++set) {
-        launch(set, st.cursors + (kL - 1) * st.B);
+      for (int i = 0; i < flush_calls; ++i) {
+        launch(i % st.nsets, st.cursors + (kL - 1) * st.B);
       }
     });
     for (int i = 0; i < 2; ++i) {
@@ -439,8 +449,8 @@ struct Runner {
     Cycle c;
     const double mn = Median(tn), mf = Median(tf);
     c.nonflush_us = mn * 1e3 / ((kL - 1) * st.nsets);
-    c.flush_us = mf * 1e3 / st.nsets;
-    c.cycle_us = (mn + mf) * 1e3 / (kL * st.nsets);
+    c.flush_us = mf * 1e3 / flush_calls;
+    c.cycle_us = ((kL - 1) * c.nonflush_us + c.flush_us) / kL;
     return c;
   }
 
@@ -579,7 +589,7 @@ json BenchConvDecode(Runner& r, int HV, int B) {
 int Main(int argc, char** argv) {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
-  bool profile = false;
+  bool profile = false, replay_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--json=", 0) == 0) {
@@ -594,10 +604,12 @@ int Main(int argc, char** argv) {
       explore = true;
     } else if (a == "--profile") {
       profile = true;
+    } else if (a == "--replay-only") {
+      replay_only = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
-                   "[--no-micro] [--explore] [--profile]\n");
+                   "[--no-micro] [--explore] [--profile] [--replay-only]\n");
       return 2;
     }
   }
@@ -609,8 +621,9 @@ int Main(int argc, char** argv) {
   CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
   if (profile) {
     // A few plain launches (no graph) for a profiler (ncu): 16/32, B = 256,
-    // the packed step, non-flush (cursor 7) and flush (cursor 15) steps of
-    // the fused and precomputed routes.
+    // the packed step (twice), then twice each the shipped ReplaySSM
+    // non-flush (cursor 7) and flush (cursor 15) steps (kAuto: precomputed
+    // route, bv64), then the fused route's non-flush and flush steps.
     std::mt19937 prng(99);
     Setup st = MakeSetup(32, 256, r.s, prng);
     st.AllocRing(DType::kFp32, r.s);
@@ -628,10 +641,10 @@ int Main(int argc, char** argv) {
           r.s));
     };
     for (int i = 0; i < 2; ++i) {
-      rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
-      rep(DecodeTile::kBv16, gdn::ReplayCoefRoute::kPrecomputed, 7);
-      rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kPrecomputed, 7);
+      rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 7);
+      rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 15);
     }
+    rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
     rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 15);
     CK(cudaStreamSynchronize(r.s));
     st.Free();
@@ -702,6 +715,27 @@ int Main(int argc, char** argv) {
                 pdl_ok ? "ok" : "unavailable");
   }
   out["pdl_ok"] = pdl_ok;
+  if (replay_only) {
+    // The shipped packed (median of three) and ReplaySSM configurations at
+    // the batches of the ReplaySSM targets, for A/B runs of two builds.
+    for (int HV : {32, 16}) {
+      for (int B : {1, 8, 128, 256, 512, 1024}) {
+        Setup st = MakeSetup(HV, B, r.s, rng);
+        st.AllocRing(DType::kFp32, r.s);
+        const Variant v;
+        const double p =
+            Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
+        const Runner::Cycle c = r.Replay(st, v);
+        std::printf(
+            "REPLAY HV=%d B=%d packed %.2f | replay %.2f (%.2f / %.2f) | "
+            "x %.3f\n",
+            HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us);
+        std::fflush(stdout);
+        st.Free();
+      }
+    }
+    return 0;
+  }
   for (int HV : {32, 16}) {
     for (int B : batches) {
       Setup st = MakeSetup(HV, B, r.s, rng);
