@@ -25,7 +25,8 @@
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile: a few plain launches for ncu (no timing).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
-//   batches of the ReplaySSM targets, one line each (A/B runs of builds).
+//   batches of the ReplaySSM targets, without and with PDL, one line each
+//   (A/B runs of builds).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -717,19 +718,24 @@ int Main(int argc, char** argv) {
   out["pdl_ok"] = pdl_ok;
   if (replay_only) {
     // The shipped packed (median of three) and ReplaySSM configurations at
-    // the batches of the ReplaySSM targets, for A/B runs of two builds.
+    // the batches of the ReplaySSM targets, then both with programmatic
+    // dependent launch, for A/B runs of two builds.
     for (int HV : {32, 16}) {
       for (int B : {1, 8, 128, 256, 512, 1024}) {
         Setup st = MakeSetup(HV, B, r.s, rng);
         st.AllocRing(DType::kFp32, r.s);
-        const Variant v;
+        Variant v;
         const double p =
             Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
         const Runner::Cycle c = r.Replay(st, v);
+        v.pdl = pdl_ok;  // both with programmatic dependent launch
+        const double pp = r.Packed(st, v);
+        const Runner::Cycle cp = r.Replay(st, v);
         std::printf(
             "REPLAY HV=%d B=%d packed %.2f | replay %.2f (%.2f / %.2f) | "
-            "x %.3f\n",
-            HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us);
+            "x %.3f || pdl: packed %.2f | replay %.2f (%.2f / %.2f) | x %.3f\n",
+            HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, pp,
+            cp.cycle_us, cp.nonflush_us, cp.flush_us, pp / cp.cycle_us);
         std::fflush(stdout);
         st.Free();
       }
