@@ -587,6 +587,33 @@ json BenchConvDecode(Runner& r, int HV, int B) {
   return {{"kind", "conv_decode"}, {"hv", HV}, {"batch", B}, {"us", us}};
 }
 
+// --replay-only: the shipped packed (median of three) and ReplaySSM
+// configurations at the batches of the ReplaySSM targets, then both with
+// programmatic dependent launch; one line per shape and batch, for A/B runs
+// of two builds in one call.
+void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
+  for (int HV : {32, 16}) {
+    for (int B : {1, 8, 128, 256, 512, 1024}) {
+      Setup st = MakeSetup(HV, B, r.s, rng);
+      st.AllocRing(DType::kFp32, r.s);
+      Variant v;
+      const double p =
+          Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
+      const Runner::Cycle c = r.Replay(st, v);
+      v.pdl = pdl_ok;
+      const double pp = r.Packed(st, v);
+      const Runner::Cycle cp = r.Replay(st, v);
+      std::printf(
+          "REPLAY HV=%d B=%d packed %.2f | replay %.2f (%.2f / %.2f) | "
+          "x %.3f || pdl: packed %.2f | replay %.2f (%.2f / %.2f) | x %.3f\n",
+          HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, pp,
+          cp.cycle_us, cp.nonflush_us, cp.flush_us, pp / cp.cycle_us);
+      std::fflush(stdout);
+      st.Free();
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
@@ -717,29 +744,7 @@ int Main(int argc, char** argv) {
   }
   out["pdl_ok"] = pdl_ok;
   if (replay_only) {
-    // The shipped packed (median of three) and ReplaySSM configurations at
-    // the batches of the ReplaySSM targets, then both with programmatic
-    // dependent launch, for A/B runs of two builds.
-    for (int HV : {32, 16}) {
-      for (int B : {1, 8, 128, 256, 512, 1024}) {
-        Setup st = MakeSetup(HV, B, r.s, rng);
-        st.AllocRing(DType::kFp32, r.s);
-        Variant v;
-        const double p =
-            Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
-        const Runner::Cycle c = r.Replay(st, v);
-        v.pdl = pdl_ok;  // both with programmatic dependent launch
-        const double pp = r.Packed(st, v);
-        const Runner::Cycle cp = r.Replay(st, v);
-        std::printf(
-            "REPLAY HV=%d B=%d packed %.2f | replay %.2f (%.2f / %.2f) | "
-            "x %.3f || pdl: packed %.2f | replay %.2f (%.2f / %.2f) | x %.3f\n",
-            HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, pp,
-            cp.cycle_us, cp.nonflush_us, cp.flush_us, pp / cp.cycle_us);
-        std::fflush(stdout);
-        st.Free();
-      }
-    }
+    ReplayOnly(r, rng, pdl_ok);
     return 0;
   }
   for (int HV : {32, 16}) {
