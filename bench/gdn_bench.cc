@@ -281,7 +281,6 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
   st.o = Alloc<uint16_t>(static_cast<size_t>(B) * HV * kD);
   st.coef_floats = gdn::GdnReplayParams::CoefScratchFloats(B, HV, kL);
   st.coef = Alloc<float>(st.coef_floats);
-  CK(cudaMemset(st.coef, 0, st.coef_floats * sizeof(float)));
   CK(cudaStreamSynchronize(s));
   return st;
 }
