@@ -78,8 +78,8 @@ int CacheOf(const GdnDecodeParams& p, bool replay) {
   if (pol == DecodeStatePolicy::kAuto) {
     pol = DecodeStatePolicyFor(p.batch, p.num_v_heads, replay);
   }
-  if (pol == DecodeStatePolicy::kEvictLast) return 2;
-  return p.stream_stores ? 1 : 0;
+  if (pol == DecodeStatePolicy::kEvictLast) return internal::kCacheEvictLast;
+  return p.stream_stores ? internal::kCacheStreamStores : internal::kCachePlain;
 }
 
 DecodeTile Resolve(DecodeTile tile, int rows, int hv, bool replay) {

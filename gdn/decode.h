@@ -13,7 +13,11 @@
 //   A_log, dt_bias  [HV] fp32.
 //   state    [num_slots, HV, V, K] fp32, K contiguous. Row b uses slot
 //            slot_indices[b]; a negative slot marks a padding row (its o is
-//            written as zeros, nothing else is touched).
+//            written as zeros, nothing else is touched). Any order works;
+//            rows in ascending slot order make the packed step ~1.3 %
+//            faster at B >= 256 than the same slots in random order, and
+//            contiguous slots ~2.6 % (H200, run 24), so an engine that can
+//            order its decode rows by slot should.
 //   o        [B, o_row_stride], row b = [HV, V], bf16 or fp32 (o_dtype).
 //   ReplaySSM ring pool (one per GDN layer), ring slot = ring_indices[b]:
 //     k  [num_ring_slots, H, L, K]   L2-normalised, unscaled k per key head
@@ -94,6 +98,11 @@ enum class DecodeStatePolicy : int {
 };
 // The policy kAuto resolves to (never kAuto).
 DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
+
+// Whatever the policy, a ReplaySSM launch loads the checkpoint of its
+// non-flush rows evict-first (read once, never written) and reads and
+// appends the ring's k rows evict-last (read again at every later step of
+// the cycle): 1-2.5 % faster non-flush steps at B >= 128 (runs 22-24).
 
 // One packed decode step (state read + write) of a GDN layer.
 struct GdnDecodeParams {

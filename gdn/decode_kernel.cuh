@@ -103,8 +103,8 @@ struct DecodeArgs {
   // [0, L) c^q_j, [L, 2L) c^k_j (j < n), [2L] A (decode.h, coef_scratch).
   float* coef = nullptr;
   int coef_stride = 0;
-  int cache = 0;  // state traffic: 0 plain, 1 evict-first stores
-                  // (st.global.cs), 2 evict-last loads and stores
+  int cache = 0;  // state traffic (kCache* below): 0 plain, 1 evict-first
+                  // stores (st.global.cs), 2 evict-last loads and stores
 };
 
 template <int kWarps_, int kRows_, int kMinBlocks_>
@@ -145,10 +145,39 @@ constexpr int SmemBytes() {
 template <typename RingT>
 struct RingIO;
 
+// L2 evict-last policy for the ring's k rows (RingIO::Load4Keep /
+// Store4Keep, and the staged copies): every committed k row is read again at
+// every later step of its cycle (by the pre-kernel, or by each CTA of the key
+// group on the fused route), while the non-flush steps stream the state past
+// them once (kCacheReadOnce). Run 22-24 (H200): non-flush steps 1-2.5 %
+// faster at B >= 128, the B = 1 flush 10 %.
+__device__ __forceinline__ uint64_t KeepPolicy() {
+  uint64_t pol;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
+               : "=l"(pol));
+  return pol;
+}
+
 template <>
 struct RingIO<float> {
   static __device__ __forceinline__ float4 Load4(const float* p) {
     return *reinterpret_cast<const float4*>(p);
+  }
+  static __device__ __forceinline__ float4 Load4Keep(const float* p,
+                                                     uint64_t pol) {
+    float4 v;
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p), "l"(pol));
+    return v;
+  }
+  static __device__ __forceinline__ void Store4Keep(float* p, float4 v,
+                                                    uint64_t pol) {
+    asm volatile(
+        "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(
+            p),
+        "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
+        : "memory");
   }
   static __device__ __forceinline__ void Store4(float* p, float4 v) {
     *reinterpret_cast<float4*>(p) = v;
@@ -161,6 +190,14 @@ template <>
 struct RingIO<uint16_t> {
   static __device__ __forceinline__ float4 Load4(const uint16_t* p) {
     return LoadBf16x4(p);
+  }
+  static __device__ __forceinline__ float4 Load4Keep(const uint16_t* p,
+                                                     uint64_t) {
+    return LoadBf16x4(p);
+  }
+  static __device__ __forceinline__ void Store4Keep(uint16_t* p, float4 v,
+                                                    uint64_t) {
+    StoreBf16x4(p, v);
   }
   static __device__ __forceinline__ void Store4(uint16_t* p, float4 v) {
     StoreBf16x4(p, v);
@@ -250,21 +287,32 @@ __device__ __forceinline__ float WeightOfLane(int j, float w_lo, float w_hi) {
   return j < 32 ? lo : hi;
 }
 
+// DecodeArgs::cache values. kCacheReadOnce is internal: the state tile of a
+// ReplaySSM non-flush row is read once and never written, so it is loaded
+// evict-first and does not push the ring's k rows out of L2.
+constexpr int kCachePlain = 0;
+constexpr int kCacheStreamStores = 1;  // st.global.cs state stores
+constexpr int kCacheEvictLast = 2;
+constexpr int kCacheReadOnce = 3;
+
 // L2 policy of the state traffic (DecodeArgs::cache). Measured on the H200
 // (docs/BENCHMARKS.md): the in-place update of 4 KB blocks scattered over the
 // pool (slots) loses ~3 % of the copy ceiling to the scatter alone; marking
 // the state lines evict-last takes most of it back (large batches only).
 __device__ __forceinline__ uint64_t StatePolicy(int cache) {
   uint64_t pol = 0;
-  if (cache == 2) {
+  if (cache == kCacheEvictLast) {
     asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
+                 : "=l"(pol));
+  } else if (cache == kCacheReadOnce) {
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
                  : "=l"(pol));
   }
   return pol;
 }
 __device__ __forceinline__ void CpAsync16Policy(void* smem, const void* gmem,
                                                 int cache, uint64_t pol) {
-  if (cache == 2) {
+  if (cache == kCacheEvictLast || cache == kCacheReadOnce) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
     asm volatile(
         "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(
@@ -277,9 +325,9 @@ __device__ __forceinline__ void CpAsync16Policy(void* smem, const void* gmem,
 __device__ __forceinline__ void StoreState(float* dst, float4 u, int cache,
                                            uint64_t pol) {
   float4* d = reinterpret_cast<float4*>(dst);
-  if (cache == 1) {
+  if (cache == kCacheStreamStores) {
     __stcs(d, u);
-  } else if (cache == 2) {
+  } else if (cache == kCacheEvictLast) {
     asm volatile(
         "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(
             d),
@@ -380,9 +428,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     const int m = min(n, kStageJ);  // 0 for OFF rows
     constexpr int kKChunks = kDim * kE / 16, kDChunks = kBv * kE / 16;
     constexpr int kPer = 16 / kE;  // elements per 16-byte chunk
+    const uint64_t keep = kStageK ? KeepPolicy() : 0;
     for (int c = threadIdx.x; kStageK && c < m * kKChunks; c += T::kThreads) {
       const int j = c / kKChunks, q = c % kKChunks;
-      CpAsync16(ks + j * kDim + q * kPer, ring_k + j * kDim + q * kPer);
+      CpAsync16Policy(ks + j * kDim + q * kPer, ring_k + j * kDim + q * kPer,
+                      kCacheEvictLast, keep);
     }
     for (int c = threadIdx.x; c < m * kDChunks; c += T::kThreads) {
       const int j = c / kDChunks, q = c % kDChunks;
@@ -393,13 +443,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
              static_cast<int64_t>(vbase) * kDim;  // [kBv, K] block
   const uint64_t pol = StatePolicy(p.cache);
+  const int load_cache = (kRep && !flush) ? kCacheReadOnce : p.cache;
+  const uint64_t lpol = StatePolicy(load_cache);
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
 #pragma unroll
     for (int m = 0; m < kVec; ++m) {
       const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
       // Each thread copies the chunks it reads.
-      CpAsync16Policy(tile + off, S + off, p.cache, pol);
+      CpAsync16Policy(tile + off, S + off, load_cache, lpol);
     }
   }
   CpAsyncCommit();
@@ -417,11 +469,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
   }
   if constexpr (kRep && !kStage) {
+    const uint64_t keep = kCoef ? 0 : KeepPolicy();
 #pragma unroll
     for (int i = 0; i < (kCoef ? 0 : T::kPreJ); ++i) {
       const int j = warp + i * kWarps;
       kj[i] = (rslot >= 0 && j < p.L)
-                  ? RingIO<RingT>::Load4(ring_k + j * kDim + lane * 4)
+                  ? RingIO<RingT>::Load4Keep(ring_k + j * kDim + lane * 4, keep)
                   : Zero4();
     }
 #pragma unroll
@@ -535,9 +588,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       }
       if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
         RingT* kdst = const_cast<RingT*>(ring_k) + n * kDim;
+        const uint64_t keep = KeepPolicy();
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
-          RingIO<RingT>::Store4(kdst + (m * kTpr + t) * 4, k[m]);
+          RingIO<RingT>::Store4Keep(kdst + (m * kTpr + t) * 4, k[m], keep);
         }
       }
       if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
@@ -644,9 +698,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       // once per value head.
       if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
         RingT* kdst = const_cast<RingT*>(ring_k) + n * kDim;
+        const uint64_t keep = KeepPolicy();
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
-          RingIO<RingT>::Store4(kdst + (m * kTpr + t) * 4, k[m]);
+          RingIO<RingT>::Store4Keep(kdst + (m * kTpr + t) * 4, k[m], keep);
         }
       }
       if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
@@ -909,6 +964,7 @@ __global__ void __launch_bounds__(32 * kCoefWarps)
   // Dots of chunk c: lane l < 16 holds k_j . q, lane 16 + l holds k_j . k,
   // j = 16 c + l.
   constexpr int kChunks = (kMaxRing + kCoefChunk - 1) / kCoefChunk;
+  const uint64_t keep = KeepPolicy();
   float dots[kChunks];
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
@@ -919,7 +975,8 @@ __global__ void __launch_bounds__(32 * kCoefWarps)
     for (int jj = 0; jj < kCoefChunk; ++jj) {
       const int j = c * kCoefChunk + jj;
       const float4 kv =
-          j < n ? RingIO<RingT>::Load4(rk + j * kDim + lane * 4) : Zero4();
+          j < n ? RingIO<RingT>::Load4Keep(rk + j * kDim + lane * 4, keep)
+                : Zero4();
       v[jj] = Dot4(kv, q);
       v[kCoefChunk + jj] = Dot4(kv, k);
     }
