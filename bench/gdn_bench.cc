@@ -4,11 +4,13 @@
 // reaches the copy ceiling for an in-place update). Then, for each head shape
 // (H/HV = 16/32 and 16/16) and batch (1 ... 1024):
 //   - packed decode: every tile, the auto choice (tile and L2 state policy),
-//     auto with the plain policy, with programmatic dependent launch, and on
-//     contiguous slot sets (the peers' layout) instead of scattered ones;
+//     auto with the plain policy, with programmatic dependent launch, on
+//     contiguous slot sets (the peers' layout) instead of scattered ones,
+//     and on the scattered sets with the rows in ascending slot order;
 //   - ReplaySSM L = 16 (fp32 ring: every tile and the same variants; bf16
 //     ring: auto), averaged over a full ring cycle and split into non-flush /
-//     flush steps;
+//     flush steps (every row at the same cursor); the auto route also with
+//     the flush phases staggered over the rows (B / L rows flush per step);
 //   - mixed ON/OFF batches: OFF rows in the replay launch vs a separate packed
 //     launch.
 // Method (as ../shared/docs/peer_baseline.md): a CUDA graph of back-to-back
@@ -25,8 +27,9 @@
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile: a few plain launches for ncu (no timing).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
-//   batches of the ReplaySSM targets, without and with PDL, one line each
-//   (A/B runs of builds).
+//   batches of the ReplaySSM targets (aligned and staggered cycles), without
+//   and with PDL, one line each, plus the fused coefficient route (ring
+//   staged or not) from B = 128 on (A/B runs of builds).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -170,12 +173,16 @@ struct Setup {
   float* state = nullptr;          // [num_slots, HV, V, K]
   int32_t* sets = nullptr;         // [nsets, B] scattered disjoint slots
   int32_t* sets_lin = nullptr;     // [nsets, B] set s = slots s*B .. s*B+B-1
+  int32_t* sets_sorted = nullptr;  // [nsets, B] the sets of `sets`, ascending
   int32_t* half_on = nullptr;      // [nsets, B/2] even rows of each set
   int32_t* half_off = nullptr;     // [nsets, B/2] odd rows
   int32_t* mixed_rings = nullptr;  // [nsets, B] slot or -1 (odd rows OFF)
   int32_t* cursors = nullptr;      // [L, B]: buffer s holds s everywhere
-  uint16_t* qkv = nullptr;         // [B, conv_dim]
-  uint16_t* a = nullptr;           // [B, HV]
+  // [L, B]: buffer s holds (s + row) % L: the flush phases staggered over the
+  // rows as the engine schedules them (DESIGN.md), B / L rows flush per step.
+  int32_t* stag_cursors = nullptr;
+  uint16_t* qkv = nullptr;  // [B, conv_dim]
+  uint16_t* a = nullptr;    // [B, HV]
   uint16_t* b = nullptr;
   float* A_log = nullptr;  // [HV]
   float* dt_bias = nullptr;
@@ -190,15 +197,25 @@ struct Setup {
   void Free() {
     for (void* p :
          {static_cast<void*>(state), static_cast<void*>(sets),
-          static_cast<void*>(sets_lin), static_cast<void*>(half_on),
-          static_cast<void*>(half_off), static_cast<void*>(mixed_rings),
-          static_cast<void*>(cursors), static_cast<void*>(qkv),
+          static_cast<void*>(sets_lin), static_cast<void*>(sets_sorted),
+          static_cast<void*>(half_on), static_cast<void*>(half_off),
+          static_cast<void*>(mixed_rings), static_cast<void*>(cursors),
+          static_cast<void*>(stag_cursors), static_cast<void*>(qkv),
           static_cast<void*>(a), static_cast<void*>(b),
           static_cast<void*>(A_log), static_cast<void*>(dt_bias),
           static_cast<void*>(o), ring_k, ring_d, static_cast<void*>(ring_g),
           static_cast<void*>(coef)}) {
       if (p != nullptr) CK(cudaFree(p));
     }
+  }
+
+  // The slot list of set `set` (scattered, scattered in ascending order, or
+  // contiguous).
+  const int32_t* SlotSet(bool linear, bool sorted, int set) const {
+    return (linear   ? sets_lin
+            : sorted ? sets_sorted
+                     : sets) +
+           static_cast<int64_t>(set) * B;
   }
 
   void AllocRing(DType dt, cudaStream_t s) {
@@ -251,6 +268,15 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
     CK(cudaMemcpy(st.sets_lin, lin.data(), lin.size() * 4,
                   cudaMemcpyHostToDevice));
   }
+  {
+    std::vector<int32_t> sorted = perm;
+    for (int set = 0; set < st.nsets; ++set) {
+      std::sort(sorted.begin() + set * B, sorted.begin() + (set + 1) * B);
+    }
+    st.sets_sorted = Alloc<int32_t>(sorted.size());
+    CK(cudaMemcpy(st.sets_sorted, sorted.data(), sorted.size() * 4,
+                  cudaMemcpyHostToDevice));
+  }
   st.mixed_rings = Alloc<int32_t>(mixed.size());
   CK(cudaMemcpy(st.mixed_rings, mixed.data(), mixed.size() * 4,
                 cudaMemcpyHostToDevice));
@@ -266,6 +292,12 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
   for (int l = 0; l < kL; ++l) std::fill(&cur[l * B], &cur[l * B] + B, l);
   st.cursors = Alloc<int32_t>(cur.size());
   CK(cudaMemcpy(st.cursors, cur.data(), cur.size() * 4,
+                cudaMemcpyHostToDevice));
+  for (int l = 0; l < kL; ++l) {
+    for (int row = 0; row < B; ++row) cur[l * B + row] = (l + row) % kL;
+  }
+  st.stag_cursors = Alloc<int32_t>(cur.size());
+  CK(cudaMemcpy(st.stag_cursors, cur.data(), cur.size() * 4,
                 cudaMemcpyHostToDevice));
   st.qkv = Alloc<uint16_t>(static_cast<size_t>(B) * st.conv_dim);
   CK(FillUniformBf16(st.qkv, static_cast<size_t>(B) * st.conv_dim, 11, -1.f,
@@ -293,6 +325,7 @@ struct Variant {
   bool stage = true;  // ReplaySSM: ring staged in shared memory
   gdn::DecodeStatePolicy policy = gdn::DecodeStatePolicy::kAuto;
   bool linear = false;  // contiguous slot sets instead of scattered ones
+  bool sorted = false;  // scattered slot sets, rows in ascending slot order
   gdn::ReplayCoefRoute route = gdn::ReplayCoefRoute::kAuto;
   std::string Name() const {
     std::string n = gdn::DecodeTileName(tile);
@@ -302,6 +335,7 @@ struct Variant {
     if (policy == gdn::DecodeStatePolicy::kDefault) n += "+plain";
     if (policy == gdn::DecodeStatePolicy::kEvictLast) n += "+el";
     if (linear) n += "+linear";
+    if (sorted) n += "+sorted";
     if (route == gdn::ReplayCoefRoute::kFused) n += "+fused";
     if (route == gdn::ReplayCoefRoute::kPrecomputed) n += "+coef";
     return n;
@@ -398,10 +432,8 @@ struct Runner {
     cudaGraphExec_t g = Capture(s, [&] {
       for (int i = 0; i < calls; ++i) {
         OK(gdn::LaunchGdnPackedDecode(
-            StepParams(
-                st,
-                (var.linear ? st.sets_lin : st.sets) + (i % st.nsets) * st.B,
-                st.B, var),
+            StepParams(st, st.SlotSet(var.linear, var.sorted, i % st.nsets),
+                       st.B, var),
             s));
       }
     });
@@ -456,10 +488,32 @@ struct Runner {
 
   Cycle Replay(const Setup& st, const Variant& var) {
     return RingCycle(st, [&](int set, const int32_t* cursor) {
-      const int32_t* slots = (var.linear ? st.sets_lin : st.sets) + set * st.B;
+      const int32_t* slots = st.SlotSet(var.linear, var.sorted, set);
       OK(gdn::LaunchGdnReplayDecode(
           ReplayParams(st, slots, slots, cursor, st.B, var), s));
     });
+  }
+
+  // The same ring cycle with the flush phases staggered over the rows
+  // (Setup::stag_cursors, the engine's schedule): every step flushes B / L
+  // rows in the same launch as the others' non-flush work. µs per step of
+  // the steady state = the cycle average (each row still takes L - 1
+  // non-flush steps and one flush per cycle).
+  double Staggered(const Setup& st, const Variant& var) {
+    cudaGraphExec_t g = Capture(s, [&] {
+      for (int l = 0; l < kL; ++l) {
+        for (int set = 0; set < st.nsets; ++set) {
+          const int32_t* slots = st.SlotSet(var.linear, var.sorted, set);
+          OK(gdn::LaunchGdnReplayDecode(
+              ReplayParams(st, slots, slots, st.stag_cursors + l * st.B, st.B,
+                           var),
+              s));
+        }
+      }
+    });
+    const double ms = TimeGraph(g);
+    CK(cudaGraphExecDestroy(g));
+    return ms * 1e3 / (kL * st.nsets);
   }
 
   // Half the rows OFF: in the replay launch (ring index -1) ...
@@ -599,14 +653,44 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
       const double p =
           Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
       const Runner::Cycle c = r.Replay(st, v);
+      const double sg = r.Staggered(st, v);
       v.pdl = pdl_ok;
       const double pp = r.Packed(st, v);
       const Runner::Cycle cp = r.Replay(st, v);
+      const double sgp = r.Staggered(st, v);
       std::printf(
           "REPLAY HV=%d B=%d packed %.2f | replay %.2f (%.2f / %.2f) | "
-          "x %.3f || pdl: packed %.2f | replay %.2f (%.2f / %.2f) | x %.3f\n",
-          HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, pp,
-          cp.cycle_us, cp.nonflush_us, cp.flush_us, pp / cp.cycle_us);
+          "x %.3f | staggered %.2f x %.3f || pdl: packed %.2f | replay %.2f "
+          "(%.2f / %.2f) | x %.3f | staggered %.2f x %.3f\n",
+          HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, sg,
+          p / sg, pp, cp.cycle_us, cp.nonflush_us, cp.flush_us,
+          pp / cp.cycle_us, sgp, pp / sgp);
+      if (B >= 128) {  // slot order: scattered sets sorted, contiguous sets
+        Variant o;
+        o.sorted = true;
+        const double ps = r.Packed(st, o);
+        const Runner::Cycle cs = r.Replay(st, o);
+        o.sorted = false;
+        o.linear = true;
+        const double pl = r.Packed(st, o);
+        std::printf(
+            "SLOTS HV=%d B=%d packed scattered %.2f sorted %.2f contiguous "
+            "%.2f | replay sorted %.2f (%.2f / %.2f) x %.3f\n",
+            HV, B, p, ps, pl, cs.cycle_us, cs.nonflush_us, cs.flush_us,
+            ps / cs.cycle_us);
+      }
+      if (B >= 128) {  // the fused coefficient route, ring staged or not
+        Variant f;
+        f.route = gdn::ReplayCoefRoute::kFused;
+        const Runner::Cycle fs = r.Replay(st, f);
+        f.stage = false;
+        const Runner::Cycle fu = r.Replay(st, f);
+        std::printf(
+            "FUSED HV=%d B=%d staged %.2f (%.2f / %.2f) x %.3f | unstaged "
+            "%.2f (%.2f / %.2f) x %.3f\n",
+            HV, B, fs.cycle_us, fs.nonflush_us, fs.flush_us, p / fs.cycle_us,
+            fu.cycle_us, fu.nonflush_us, fu.flush_us, p / fu.cycle_us);
+      }
       std::fflush(stdout);
       st.Free();
     }
@@ -719,10 +803,10 @@ int Main(int argc, char** argv) {
   struct Row {
     int hv = 0, batch = 0;
     double p_auto = 0, p_pct = 0, p_best = 1e30, p_plain = 0, p_pdl = 0,
-           p_best_pdl = 0, p_lin = 0;
+           p_best_pdl = 0, p_lin = 0, p_sorted = 0;
     std::string p_tile;
     double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_pdl = 0,
-           r_best_pdl = 0, r_lin = 0, r_bf16 = 0, r_fused = 0;
+           r_best_pdl = 0, r_lin = 0, r_bf16 = 0, r_fused = 0, r_stag = 0;
     std::string r_tile;
     double same = 0, split = 0;
   };
@@ -768,6 +852,7 @@ int Main(int argc, char** argv) {
              {"pdl", v.pdl},
              {"policy", static_cast<int>(v.policy)},
              {"linear_slots", v.linear},
+             {"sorted_slots", v.sorted},
              {"us", us},
              {"bytes", pb},
              {"gbps", gbps},
@@ -785,6 +870,7 @@ int Main(int argc, char** argv) {
              {"stage", v.stage},
              {"policy", static_cast<int>(v.policy)},
              {"linear_slots", v.linear},
+             {"sorted_slots", v.sorted},
              {"coef_route", static_cast<int>(v.route)},
              {"precomputed",
               v.route == gdn::ReplayCoefRoute::kPrecomputed ||
@@ -824,6 +910,9 @@ int Main(int argc, char** argv) {
         v = Variant();
         v.linear = true;
         row.p_lin = packed(v);
+        v = Variant();
+        v.sorted = true;
+        row.p_sorted = packed(v);
         if (pdl_ok) {
           v = Variant();
           v.pdl = true;
@@ -909,6 +998,10 @@ int Main(int argc, char** argv) {
         row.r_auto = c.cycle_us;
         row.r_nf = c.nonflush_us;
         row.r_f = c.flush_us;
+        row.r_stag = r.Staggered(st, v);
+        rec({{"kind", "replay_fp32_staggered"},
+             {"tile", "auto"},
+             {"cycle_us", row.r_stag}});
         v.route = gdn::ReplayCoefRoute::kFused;  // run 7's route
         row.r_fused = replay(v, DType::kFp32).cycle_us;
         v = Variant();
@@ -936,13 +1029,13 @@ int Main(int argc, char** argv) {
       row.r_bf16 = replay(Variant(), DType::kBf16).cycle_us;
       std::printf(
           "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; plain "
-          "policy %.2f; pdl %.2f / %.2f; linear %.2f) | replay auto %.2f us "
-          "(nf %.2f, f %.2f; best %s %.2f; pdl %.2f / %.2f; linear %.2f) | "
-          "bf16 ring %.2f\n",
+          "policy %.2f; pdl %.2f / %.2f; linear %.2f; sorted %.2f) | replay "
+          "auto %.2f us (nf %.2f, f %.2f; best %s %.2f; pdl %.2f / %.2f; "
+          "linear %.2f; staggered %.2f) | bf16 ring %.2f\n",
           HV, B, row.p_auto, row.p_pct, row.p_tile.c_str(), row.p_best,
-          row.p_plain, row.p_pdl, row.p_best_pdl, row.p_lin, row.r_auto,
-          row.r_nf, row.r_f, row.r_tile.c_str(), row.r_best, row.r_pdl,
-          row.r_best_pdl, row.r_lin, row.r_bf16);
+          row.p_plain, row.p_pdl, row.p_best_pdl, row.p_lin, row.p_sorted,
+          row.r_auto, row.r_nf, row.r_f, row.r_tile.c_str(), row.r_best,
+          row.r_pdl, row.r_best_pdl, row.r_lin, row.r_stag, row.r_bf16);
       std::fflush(stdout);
       table.push_back(row);
       st.Free();
@@ -970,22 +1063,23 @@ int Main(int argc, char** argv) {
       "per call; replay = L=16 fp32-ring cycle average ==\n",
       prop.name, ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
   std::printf(
-      "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %8s|%8s %7s %7s %8s %-5s %7s "
-      "%7s %8s %7s|%5s %5s|%7s|%7s %7s\n",
+      "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %8s %8s|%8s %7s %7s %8s %-5s "
+      "%7s %7s %8s %7s %7s|%5s %5s %5s|%7s|%7s %7s\n",
       "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.pdl",
-      "P.bpdl", "P.lin", "R.auto", "nonfl", "flush", "R.best", "tile", "R.pdl",
-      "R.bpdl", "R.lin", "R.fused", "x", "xpdl", "bf16rg", "mixSam", "mixSpl");
+      "P.bpdl", "P.lin", "P.sort", "R.auto", "nonfl", "flush", "R.best", "tile",
+      "R.pdl", "R.bpdl", "R.lin", "R.fused", "R.stag", "x", "xpdl", "xstag",
+      "bf16rg", "mixSam", "mixSpl");
   for (const Row& t : table) {
     std::printf(
-        "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %8.2f|%8.2f "
-        "%7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f %7.2f|%5.2f %5.2f|%7.2f|"
-        "%7.2f %7.2f\n",
+        "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %8.2f %8.2f|"
+        "%8.2f %7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f %7.2f %7.2f|%5.2f "
+        "%5.2f %5.2f|%7.2f|%7.2f %7.2f\n",
         t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_plain,
-        t.p_pdl, t.p_best_pdl, t.p_lin, t.r_auto, t.r_nf, t.r_f, t.r_best,
-        t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.r_fused,
-        t.p_auto / t.r_auto,
-        t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0, t.r_bf16, t.same,
-        t.split);
+        t.p_pdl, t.p_best_pdl, t.p_lin, t.p_sorted, t.r_auto, t.r_nf, t.r_f,
+        t.r_best, t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.r_fused,
+        t.r_stag, t.p_auto / t.r_auto,
+        t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0,
+        t.p_auto / t.r_stag, t.r_bf16, t.same, t.split);
   }
   CK(cudaStreamDestroy(r.s));
   return 0;
