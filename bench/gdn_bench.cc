@@ -994,7 +994,16 @@ int Main(int argc, char** argv) {
       row.r_tile = gdn::DecodeTileName(best_r);
       {
         Variant v;
-        const Runner::Cycle c = replay(v, DType::kFp32);
+        // The shipped configuration: the median of three cycles (the flush
+        // step's timing varied by up to 15 % between minutes of one call in
+        // run 25, e.g. 16/32 B = 512: 817 vs 701-751 us).
+        std::vector<Runner::Cycle> cs;
+        for (int i = 0; i < 3; ++i) cs.push_back(replay(v, DType::kFp32));
+        std::sort(cs.begin(), cs.end(),
+                  [](const Runner::Cycle& x, const Runner::Cycle& y) {
+                    return x.cycle_us < y.cycle_us;
+                  });
+        const Runner::Cycle c = cs[1];
         row.r_auto = c.cycle_us;
         row.r_nf = c.nonflush_us;
         row.r_f = c.flush_us;
