@@ -1,7 +1,8 @@
 // Helper kernels of the benchmarks (plain C++ header): device-side random
-// fills (multi-GiB pools without host traffic) and the bandwidth ceilings
+// fills (multi-GiB pools without host traffic), the bandwidth ceilings
 // measured in the same run as the kernels (in-place read-modify-write and a
-// read-only stream; the copy ceiling is cudaMemcpyAsync device-to-device).
+// read-only stream; the copy ceiling is cudaMemcpyAsync device-to-device) and
+// the launch floor (an empty kernel).
 #ifndef ROLLOUT_BENCH_BENCH_KERNELS_H_
 #define ROLLOUT_BENCH_BENCH_KERNELS_H_
 
@@ -22,6 +23,8 @@ cudaError_t FillUniformBf16(uint16_t* x, size_t n, uint64_t seed, float lo,
 // streaming: evict-first loads/stores (ld/st.global.cs) instead of plain.
 cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
                          cudaStream_t stream);
+// A kernel that does nothing (the launch floor of a CUDA graph node).
+cudaError_t LaunchEmpty(int blocks, int threads, cudaStream_t stream);
 // Sum of n floats into *out (n % 4 == 0): n*4 bytes read.
 cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream);
 

@@ -17,7 +17,8 @@
 // calls whose slot sets rotate over >= 256 MiB of state (state always comes
 // from HBM; slots scattered over the pool unless noted), median over replays,
 // µs per call = replay time / calls. The copy / in-place / read-only
-// bandwidth ceilings are measured in the same run.
+// bandwidth ceilings and the batch-1 floors (an empty kernel, an in-place
+// pass over one layer's batch-1 state) are measured in the same run.
 // Effective bandwidth counts the algorithmic minimum bytes: fp32 state read
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
@@ -640,6 +641,44 @@ json BenchConvDecode(Runner& r, int HV, int B) {
   return {{"kind", "conv_decode"}, {"hv", HV}, {"batch", B}, {"us", us}};
 }
 
+// The floors of a batch-1 call inside a CUDA graph (µs per call): an empty
+// kernel of one CTA and of the packed batch-1 grid at 16/32 (512 CTAs of 64
+// threads), and the in-place x *= c over 2 MiB and 1 MiB (one layer's batch-1
+// state at 16/32 and 16/16: the packed step's bytes with none of its work),
+// the chunks rotating over 256 MiB like the slot sets.
+struct Floors {
+  double empty1 = 0, empty512 = 0, rmw_2mib = 0, rmw_1mib = 0;
+};
+Floors MeasureFloors(Runner& r) {
+  constexpr int kCalls = 128;
+  auto per_call = [&](const std::function<void(int)>& launch) {
+    cudaGraphExec_t g = Capture(r.s, [&] {
+      for (int i = 0; i < kCalls; ++i) launch(i);
+    });
+    const double us = r.TimeGraph(g) * 1e3 / kCalls;
+    CK(cudaGraphExecDestroy(g));
+    return us;
+  };
+  const size_t pool = kRotateBytes / 4;  // floats
+  float* x = Alloc<float>(pool);
+  CK(FillUniform(x, pool, 3, -1.f, 1.f, r.s));
+  Floors f;
+  f.empty1 = per_call([&](int) { CK(LaunchEmpty(1, 32, r.s)); });
+  f.empty512 = per_call([&](int) { CK(LaunchEmpty(512, 64, r.s)); });
+  for (const size_t mib : {2, 1}) {
+    const size_t n = mib << 18, chunks = pool / n;
+    (mib == 2 ? f.rmw_2mib : f.rmw_1mib) = per_call([&](int i) {
+      CK(ScaleInPlace(x + (i % chunks) * n, n, 1.0f, false, r.s));
+    });
+  }
+  CK(cudaFree(x));
+  std::printf(
+      "batch-1 floors (graph, us per call): empty kernel 1 CTA %.2f, 512 x 64 "
+      "%.2f; in-place x *= c over 2 MiB %.2f, 1 MiB %.2f\n",
+      f.empty1, f.empty512, f.rmw_2mib, f.rmw_1mib);
+  return f;
+}
+
 // --replay-only: the shipped packed (median of three) and ReplaySSM
 // configurations at the batches of the ReplaySSM targets, then both with
 // programmatic dependent launch; one line per shape and batch, for A/B runs
@@ -795,6 +834,11 @@ int Main(int argc, char** argv) {
                           {"rmw", ceil.rmw_gbps},
                           {"rmw_evict_first", ceil.rmw_cs_gbps},
                           {"read", ceil.read_gbps}};
+  const Floors floors = MeasureFloors(r);
+  out["batch1_floors_us"] = {{"empty_1cta", floors.empty1},
+                             {"empty_512x64", floors.empty512},
+                             {"rmw_2mib", floors.rmw_2mib},
+                             {"rmw_1mib", floors.rmw_1mib}};
   json& recs = out["records"];
   std::mt19937 rng(1234);
   const std::vector<int> batches =
