@@ -6,7 +6,7 @@
 # printed last. Prepare the binaries here first with tools/device_pack.sh,
 # then call the device `run` tool with carry [".device"] and the command
 #   bash bench/run_gdn_on_device.sh
-# Expected: ~2 minutes (run 18: 127 s).
+# Expected: ~2 minutes (run 26: 128 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/gdn_out}"
