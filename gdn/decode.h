@@ -102,7 +102,8 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 // Whatever the policy, a ReplaySSM launch loads the checkpoint of its
 // non-flush rows evict-first (read once, never written) and reads and
 // appends the ring's k rows evict-last (read again at every later step of
-// the cycle): 1-2.5 % faster non-flush steps at B >= 128 (runs 22-24).
+// the cycle): 1-2.5 % faster non-flush steps at B = 128-256, where the k
+// rows fit in L2 (runs 22-24).
 
 // One packed decode step (state read + write) of a GDN layer.
 struct GdnDecodeParams {

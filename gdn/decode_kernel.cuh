@@ -149,8 +149,8 @@ struct RingIO;
 // Store4Keep, and the staged copies): every committed k row is read again at
 // every later step of its cycle (by the pre-kernel, or by each CTA of the key
 // group on the fused route), while the non-flush steps stream the state past
-// them once (kCacheReadOnce). Run 22-24 (H200): non-flush steps 1-2.5 %
-// faster at B >= 128, the B = 1 flush 10 %.
+// them once (kCacheReadOnce). Runs 22-24 (H200): non-flush steps 1-2.5 %
+// faster at B = 128-256 (where the k rows fit in L2), the B = 1 flush 10 %.
 __device__ __forceinline__ uint64_t KeepPolicy() {
   uint64_t pol;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
