@@ -92,6 +92,14 @@ T* Alloc(size_t n) {
   return static_cast<T*>(p);
 }
 
+// A device copy of `v` (slot lists, cursors, offsets).
+int32_t* Upload(const std::vector<int32_t>& v) {
+  int32_t* d = Alloc<int32_t>(v.size());
+  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(int32_t),
+                cudaMemcpyHostToDevice));
+  return d;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -260,46 +268,31 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
     if (B >= 2 && row < (B / 2) * 2)
       (row % 2 == 0 ? on : off).push_back(perm[i]);
   }
-  st.sets = Alloc<int32_t>(perm.size());
-  CK(cudaMemcpy(st.sets, perm.data(), perm.size() * 4, cudaMemcpyHostToDevice));
+  st.sets = Upload(perm);
   {
     std::vector<int32_t> lin(perm.size());
     std::iota(lin.begin(), lin.end(), 0);
-    st.sets_lin = Alloc<int32_t>(lin.size());
-    CK(cudaMemcpy(st.sets_lin, lin.data(), lin.size() * 4,
-                  cudaMemcpyHostToDevice));
+    st.sets_lin = Upload(lin);
   }
   {
     std::vector<int32_t> sorted = perm;
     for (int set = 0; set < st.nsets; ++set) {
       std::sort(sorted.begin() + set * B, sorted.begin() + (set + 1) * B);
     }
-    st.sets_sorted = Alloc<int32_t>(sorted.size());
-    CK(cudaMemcpy(st.sets_sorted, sorted.data(), sorted.size() * 4,
-                  cudaMemcpyHostToDevice));
+    st.sets_sorted = Upload(sorted);
   }
-  st.mixed_rings = Alloc<int32_t>(mixed.size());
-  CK(cudaMemcpy(st.mixed_rings, mixed.data(), mixed.size() * 4,
-                cudaMemcpyHostToDevice));
+  st.mixed_rings = Upload(mixed);
   if (B >= 2) {
-    st.half_on = Alloc<int32_t>(on.size());
-    st.half_off = Alloc<int32_t>(off.size());
-    CK(cudaMemcpy(st.half_on, on.data(), on.size() * 4,
-                  cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(st.half_off, off.data(), off.size() * 4,
-                  cudaMemcpyHostToDevice));
+    st.half_on = Upload(on);
+    st.half_off = Upload(off);
   }
   std::vector<int32_t> cur(static_cast<size_t>(kL) * B);
   for (int l = 0; l < kL; ++l) std::fill(&cur[l * B], &cur[l * B] + B, l);
-  st.cursors = Alloc<int32_t>(cur.size());
-  CK(cudaMemcpy(st.cursors, cur.data(), cur.size() * 4,
-                cudaMemcpyHostToDevice));
+  st.cursors = Upload(cur);
   for (int l = 0; l < kL; ++l) {
     for (int row = 0; row < B; ++row) cur[l * B + row] = (l + row) % kL;
   }
-  st.stag_cursors = Alloc<int32_t>(cur.size());
-  CK(cudaMemcpy(st.stag_cursors, cur.data(), cur.size() * 4,
-                cudaMemcpyHostToDevice));
+  st.stag_cursors = Upload(cur);
   st.qkv = Alloc<uint16_t>(static_cast<size_t>(B) * st.conv_dim);
   CK(FillUniformBf16(st.qkv, static_cast<size_t>(B) * st.conv_dim, 11, -1.f,
                      1.f, s));
@@ -427,20 +420,25 @@ struct Runner {
     return Median(t);
   }
 
-  // Packed decode: µs per call.
-  double Packed(const Setup& st, const Variant& var) {
-    const int calls = std::max(st.nsets, 32);
+  // µs per call of a graph of `calls` back-to-back calls; `launch(i)`
+  // issues call i.
+  double UsPerCall(int calls, const std::function<void(int)>& launch) {
     cudaGraphExec_t g = Capture(s, [&] {
-      for (int i = 0; i < calls; ++i) {
-        OK(gdn::LaunchGdnPackedDecode(
-            StepParams(st, st.SlotSet(var.linear, var.sorted, i % st.nsets),
-                       st.B, var),
-            s));
-      }
+      for (int i = 0; i < calls; ++i) launch(i);
     });
     const double ms = TimeGraph(g);
     CK(cudaGraphExecDestroy(g));
     return ms * 1e3 / calls;
+  }
+
+  // Packed decode: µs per call.
+  double Packed(const Setup& st, const Variant& var) {
+    return UsPerCall(std::max(st.nsets, 32), [&](int i) {
+      OK(gdn::LaunchGdnPackedDecode(
+          StepParams(st, st.SlotSet(var.linear, var.sorted, i % st.nsets), st.B,
+                     var),
+          s));
+    });
   }
 
   struct Cycle {
@@ -501,20 +499,14 @@ struct Runner {
   // the steady state = the cycle average (each row still takes L - 1
   // non-flush steps and one flush per cycle).
   double Staggered(const Setup& st, const Variant& var) {
-    cudaGraphExec_t g = Capture(s, [&] {
-      for (int l = 0; l < kL; ++l) {
-        for (int set = 0; set < st.nsets; ++set) {
-          const int32_t* slots = st.SlotSet(var.linear, var.sorted, set);
-          OK(gdn::LaunchGdnReplayDecode(
-              ReplayParams(st, slots, slots, st.stag_cursors + l * st.B, st.B,
-                           var),
-              s));
-        }
-      }
+    // Call i = step l = i / nsets of set i % nsets (steps outer, sets inner).
+    return UsPerCall(kL * st.nsets, [&](int i) {
+      const int l = i / st.nsets;
+      const int32_t* slots = st.SlotSet(var.linear, var.sorted, i % st.nsets);
+      OK(gdn::LaunchGdnReplayDecode(
+          ReplayParams(st, slots, slots, st.stag_cursors + l * st.B, st.B, var),
+          s));
     });
-    const double ms = TimeGraph(g);
-    CK(cudaGraphExecDestroy(g));
-    return ms * 1e3 / (kL * st.nsets);
   }
 
   // Half the rows OFF: in the replay launch (ring index -1) ...
@@ -547,13 +539,11 @@ json BenchPrefill(Runner& r, int HV, int seqs, int len) {
   float* par = Alloc<float>(2 * HV);
   float* state = Alloc<float>(static_cast<size_t>(seqs) * HV * kD * kD);
   uint16_t* o = Alloc<uint16_t>(static_cast<size_t>(tokens) * HV * kD);
-  int32_t* cu = Alloc<int32_t>(seqs + 1);
-  int32_t* slots = Alloc<int32_t>(seqs);
   std::vector<int32_t> hcu(seqs + 1), hs(seqs);
   for (int i = 0; i <= seqs; ++i) hcu[i] = i * len;
   std::iota(hs.begin(), hs.end(), 0);
-  CK(cudaMemcpy(cu, hcu.data(), hcu.size() * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(slots, hs.data(), hs.size() * 4, cudaMemcpyHostToDevice));
+  int32_t* cu = Upload(hcu);
+  int32_t* slots = Upload(hs);
   CK(FillUniformBf16(qkv, static_cast<size_t>(tokens) * conv_dim, 21, -1, 1,
                      r.s));
   CK(FillUniformBf16(ab, static_cast<size_t>(tokens) * HV * 2, 22, -2, 2, r.s));
@@ -605,33 +595,27 @@ json BenchConvDecode(Runner& r, int HV, int B) {
   uint16_t* y = Alloc<uint16_t>(static_cast<size_t>(B) * conv_dim);
   uint16_t* w = Alloc<uint16_t>(static_cast<size_t>(conv_dim) * 4);
   uint16_t* st = Alloc<uint16_t>(static_cast<size_t>(nsets) * B * 3 * conv_dim);
-  int32_t* slots = Alloc<int32_t>(static_cast<size_t>(nsets) * B);
   std::vector<int32_t> hs(static_cast<size_t>(nsets) * B);
   std::iota(hs.begin(), hs.end(), 0);
-  CK(cudaMemcpy(slots, hs.data(), hs.size() * 4, cudaMemcpyHostToDevice));
+  int32_t* slots = Upload(hs);
   CK(FillUniformBf16(x, static_cast<size_t>(B) * conv_dim, 31, -1, 1, r.s));
   CK(FillUniformBf16(w, static_cast<size_t>(conv_dim) * 4, 32, -1, 1, r.s));
   CK(FillUniformBf16(st, static_cast<size_t>(nsets) * B * 3 * conv_dim, 33, -1,
                      1, r.s));
-  const int calls = 32;
-  cudaGraphExec_t g = Capture(r.s, [&] {
-    for (int i = 0; i < calls; ++i) {
-      gdn::GdnConvParams p;
-      p.conv_dim = conv_dim;
-      p.num_seqs = B;
-      p.x = x;
-      p.x_row_stride = conv_dim;
-      p.weight = w;
-      p.conv_state = st;
-      p.num_slots = static_cast<int64_t>(nsets) * B;
-      p.slot_indices = slots + (i % nsets) * B;
-      p.y = y;
-      p.y_row_stride = conv_dim;
-      OK(gdn::LaunchGdnCausalConv(p, r.s));
-    }
+  const double us = r.UsPerCall(32, [&](int i) {
+    gdn::GdnConvParams p;
+    p.conv_dim = conv_dim;
+    p.num_seqs = B;
+    p.x = x;
+    p.x_row_stride = conv_dim;
+    p.weight = w;
+    p.conv_state = st;
+    p.num_slots = static_cast<int64_t>(nsets) * B;
+    p.slot_indices = slots + (i % nsets) * B;
+    p.y = y;
+    p.y_row_stride = conv_dim;
+    OK(gdn::LaunchGdnCausalConv(p, r.s));
   });
-  const double us = r.TimeGraph(g) * 1e3 / calls;
-  CK(cudaGraphExecDestroy(g));
   for (void* q :
        {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(w),
         static_cast<void*>(st), static_cast<void*>(slots)}) {
@@ -651,23 +635,15 @@ struct Floors {
 };
 Floors MeasureFloors(Runner& r) {
   constexpr int kCalls = 128;
-  auto per_call = [&](const std::function<void(int)>& launch) {
-    cudaGraphExec_t g = Capture(r.s, [&] {
-      for (int i = 0; i < kCalls; ++i) launch(i);
-    });
-    const double us = r.TimeGraph(g) * 1e3 / kCalls;
-    CK(cudaGraphExecDestroy(g));
-    return us;
-  };
   const size_t pool = kRotateBytes / 4;  // floats
   float* x = Alloc<float>(pool);
   CK(FillUniform(x, pool, 3, -1.f, 1.f, r.s));
   Floors f;
-  f.empty1 = per_call([&](int) { CK(LaunchEmpty(1, 32, r.s)); });
-  f.empty512 = per_call([&](int) { CK(LaunchEmpty(512, 64, r.s)); });
+  f.empty1 = r.UsPerCall(kCalls, [&](int) { CK(LaunchEmpty(1, 32, r.s)); });
+  f.empty512 = r.UsPerCall(kCalls, [&](int) { CK(LaunchEmpty(512, 64, r.s)); });
   for (const size_t mib : {2, 1}) {
     const size_t n = mib << 18, chunks = pool / n;
-    (mib == 2 ? f.rmw_2mib : f.rmw_1mib) = per_call([&](int i) {
+    (mib == 2 ? f.rmw_2mib : f.rmw_1mib) = r.UsPerCall(kCalls, [&](int i) {
       CK(ScaleInPlace(x + (i % chunks) * n, n, 1.0f, false, r.s));
     });
   }

@@ -145,19 +145,34 @@ constexpr int SmemBytes() {
 template <typename RingT>
 struct RingIO;
 
-// L2 evict-last policy for the ring's k rows (RingIO::Load4Keep /
-// Store4Keep, and the staged copies): every committed k row is read again at
-// every later step of its cycle (by the pre-kernel, or by each CTA of the key
-// group on the fused route), while the non-flush steps stream the state past
-// them once (kCacheReadOnce). Runs 22-24 (H200): non-flush steps 1-2.5 %
-// faster at B = 128-256 (where the k rows fit in L2), the B = 1 flush 10 %.
-__device__ __forceinline__ uint64_t KeepPolicy() {
+// L2 cache policies and a hinted 16-byte store, shared by the state traffic
+// (StatePolicy, StoreState) and the ring's k rows (RingIO::Load4Keep /
+// Store4Keep).
+__device__ __forceinline__ uint64_t EvictLastPolicy() {
   uint64_t pol;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
                : "=l"(pol));
   return pol;
 }
+__device__ __forceinline__ uint64_t EvictFirstPolicy() {
+  uint64_t pol;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
+               : "=l"(pol));
+  return pol;
+}
+__device__ __forceinline__ void StoreHint4(void* p, float4 v, uint64_t pol) {
+  asm volatile(
+      "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p),
+      "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
+      : "memory");
+}
 
+// The ring's k rows are kept in L2 (evict-last reads, appends and staged
+// copies, with EvictLastPolicy()): every committed k row is read again at
+// every later step of its cycle (by the pre-kernel, or by each CTA of the key
+// group on the fused route), while the non-flush steps stream the state past
+// them once (kCacheReadOnce). Runs 22-24 (H200): non-flush steps 1-2.5 %
+// faster at B = 128-256 (where the k rows fit in L2), the B = 1 flush 10 %.
 template <>
 struct RingIO<float> {
   static __device__ __forceinline__ float4 Load4(const float* p) {
@@ -173,11 +188,7 @@ struct RingIO<float> {
   }
   static __device__ __forceinline__ void Store4Keep(float* p, float4 v,
                                                     uint64_t pol) {
-    asm volatile(
-        "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(
-            p),
-        "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
-        : "memory");
+    StoreHint4(p, v, pol);
   }
   static __device__ __forceinline__ void Store4(float* p, float4 v) {
     *reinterpret_cast<float4*>(p) = v;
@@ -300,15 +311,9 @@ constexpr int kCacheReadOnce = 3;
 // pool (slots) loses ~3 % of the copy ceiling to the scatter alone; marking
 // the state lines evict-last takes most of it back (large batches only).
 __device__ __forceinline__ uint64_t StatePolicy(int cache) {
-  uint64_t pol = 0;
-  if (cache == kCacheEvictLast) {
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
-                 : "=l"(pol));
-  } else if (cache == kCacheReadOnce) {
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
-                 : "=l"(pol));
-  }
-  return pol;
+  if (cache == kCacheEvictLast) return EvictLastPolicy();
+  if (cache == kCacheReadOnce) return EvictFirstPolicy();
+  return 0;
 }
 __device__ __forceinline__ void CpAsync16Policy(void* smem, const void* gmem,
                                                 int cache, uint64_t pol) {
@@ -328,11 +333,7 @@ __device__ __forceinline__ void StoreState(float* dst, float4 u, int cache,
   if (cache == kCacheStreamStores) {
     __stcs(d, u);
   } else if (cache == kCacheEvictLast) {
-    asm volatile(
-        "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(
-            d),
-        "f"(u.x), "f"(u.y), "f"(u.z), "f"(u.w), "l"(pol)
-        : "memory");
+    StoreHint4(d, u, pol);
   } else {
     *d = u;
   }
@@ -428,7 +429,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     const int m = min(n, kStageJ);  // 0 for OFF rows
     constexpr int kKChunks = kDim * kE / 16, kDChunks = kBv * kE / 16;
     constexpr int kPer = 16 / kE;  // elements per 16-byte chunk
-    const uint64_t keep = kStageK ? KeepPolicy() : 0;
+    const uint64_t keep = kStageK ? EvictLastPolicy() : 0;
     for (int c = threadIdx.x; kStageK && c < m * kKChunks; c += T::kThreads) {
       const int j = c / kKChunks, q = c % kKChunks;
       CpAsync16Policy(ks + j * kDim + q * kPer, ring_k + j * kDim + q * kPer,
@@ -469,7 +470,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
   }
   if constexpr (kRep && !kStage) {
-    const uint64_t keep = kCoef ? 0 : KeepPolicy();
+    const uint64_t keep = kCoef ? 0 : EvictLastPolicy();
 #pragma unroll
     for (int i = 0; i < (kCoef ? 0 : T::kPreJ); ++i) {
       const int j = warp + i * kWarps;
@@ -588,7 +589,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       }
       if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
         RingT* kdst = const_cast<RingT*>(ring_k) + n * kDim;
-        const uint64_t keep = KeepPolicy();
+        const uint64_t keep = EvictLastPolicy();
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
           RingIO<RingT>::Store4Keep(kdst + (m * kTpr + t) * 4, k[m], keep);
@@ -698,7 +699,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       // once per value head.
       if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
         RingT* kdst = const_cast<RingT*>(ring_k) + n * kDim;
-        const uint64_t keep = KeepPolicy();
+        const uint64_t keep = EvictLastPolicy();
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
           RingIO<RingT>::Store4Keep(kdst + (m * kTpr + t) * 4, k[m], keep);
@@ -964,7 +965,7 @@ __global__ void __launch_bounds__(32 * kCoefWarps)
   // Dots of chunk c: lane l < 16 holds k_j . q, lane 16 + l holds k_j . k,
   // j = 16 c + l.
   constexpr int kChunks = (kMaxRing + kCoefChunk - 1) / kCoefChunk;
-  const uint64_t keep = KeepPolicy();
+  const uint64_t keep = EvictLastPolicy();
   float dots[kChunks];
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
