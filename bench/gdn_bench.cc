@@ -23,10 +23,12 @@
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
-//             [--profile] [--replay-only]
+//             [--profile] [--replay-only] [--bounds]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile: a few plain launches for ncu (no timing).
+// --bounds: only the ReplaySSM speed-up bounds of the byte counts (no GPU;
+//   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
 //   batches of the ReplaySSM targets (aligned and staggered cycles), without
 //   and with PDL, one line each, plus the fused coefficient route (ring
@@ -46,6 +48,7 @@
 
 #include "absl/status/status.h"
 #include "bench/bench_kernels.h"
+#include "bench/decode_bytes.h"
 #include "bench/rmw_micro.h"
 #include "gdn/conv.h"
 #include "gdn/decode.h"
@@ -84,6 +87,8 @@ constexpr int kH = 16;
 constexpr int kL = 16;
 constexpr double kStateHeadBytes = kD * kD * 4.0;
 constexpr size_t kRotateBytes = 256ull << 20;
+// The H200 ceilings of run 26 (the figures of record), for --bounds.
+constexpr double kRun26CopyGbps = 4245, kRun26ReadGbps = 4334;
 
 template <typename T>
 T* Alloc(size_t n) {
@@ -384,25 +389,44 @@ gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
   return p;
 }
 
-// Bytes of the per-step activations: q|k|v + a + b in (bf16), o out (bf16).
-double IoBytes(const Setup& st, int B) {
-  return static_cast<double>(B) *
-         (st.conv_dim * 2.0 + st.HV * 4.0 + st.HV * kD * 2.0);
-}
-
+// Byte counts (bench/decode_bytes.h: the state, ring, q|k|v, a, b and o
+// traffic each step must move).
 double PackedBytes(const Setup& st, int B) {
-  return B * st.HV * 2.0 * kStateHeadBytes + IoBytes(st, B);
+  return bench::PackedStepBytes({kH, st.HV}, B);
 }
 
 // Bytes of one full ring cycle (L steps) of B ON rows.
 double ReplayCycleBytes(const Setup& st, int B, DType ring) {
-  const double e = gdn::DTypeBytes(ring);
-  const double entry = st.HV * kD * e + st.H * kD * e + st.HV * 4.0;
-  const double per_row = kL * st.HV * kStateHeadBytes +   // checkpoint reads
-                         st.HV * kStateHeadBytes +        // one write (flush)
-                         (kL * (kL - 1) / 2.0) * entry +  // ring reads
-                         (kL - 1) * entry;                // appends
-  return B * per_row + kL * IoBytes(st, B);
+  return bench::ReplayCycleBytes({kH, st.HV}, B, kL, gdn::DTypeBytes(ring));
+}
+
+// The largest ReplaySSM L = 16 speed-up over the packed step that the byte
+// counts allow (bench/decode_bytes.h), per head shape and ring dtype: every
+// step at one bandwidth, and (given ceilings) the non-flush steps at the
+// read-only ceiling, the others at the copy ceiling. Printed and returned
+// as JSON.
+json RatioBounds(double copy_gbps, double read_gbps) {
+  json j = json::array();
+  std::printf(
+      "ReplaySSM L = %d speed-up bounds from the byte counts (H = %d): equal "
+      "bandwidth / non-flush steps at read %.0f, others at copy %.0f GB/s\n",
+      kL, kH, read_gbps, copy_gbps);
+  for (int HV : {16, 32, 48, 64}) {
+    for (DType ring : {DType::kFp32, DType::kBf16}) {
+      const bench::DecodeShape s{kH, HV};
+      const int e = gdn::DTypeBytes(ring);
+      const double eq = bench::ReplayRatioBound(s, kL, e);
+      const double at =
+          bench::ReplayRatioBoundAtCeilings(s, kL, e, copy_gbps, read_gbps);
+      const char* name = ring == DType::kFp32 ? "fp32" : "bf16";
+      std::printf("  16/%-2d %s ring: %.3fx / %.3fx\n", HV, name, eq, at);
+      j.push_back({{"hv", HV},
+                   {"ring", name},
+                   {"equal_bandwidth", eq},
+                   {"at_ceilings", at}});
+    }
+  }
+  return j;
 }
 
 struct Runner {
@@ -715,7 +739,7 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
 int Main(int argc, char** argv) {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
-  bool profile = false, replay_only = false;
+  bool profile = false, replay_only = false, bounds = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--json=", 0) == 0) {
@@ -732,12 +756,19 @@ int Main(int argc, char** argv) {
       profile = true;
     } else if (a == "--replay-only") {
       replay_only = true;
+    } else if (a == "--bounds") {
+      bounds = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
-                   "[--no-micro] [--explore] [--profile] [--replay-only]\n");
+                   "[--no-micro] [--explore] [--profile] [--replay-only] "
+                   "[--bounds]\n");
       return 2;
     }
+  }
+  if (bounds) {  // no GPU needed: the ceilings of run 26 (docs/BENCHMARKS.md)
+    RatioBounds(kRun26CopyGbps, kRun26ReadGbps);
+    return 0;
   }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -810,6 +841,7 @@ int Main(int argc, char** argv) {
                           {"rmw", ceil.rmw_gbps},
                           {"rmw_evict_first", ceil.rmw_cs_gbps},
                           {"read", ceil.read_gbps}};
+  out["replay_ratio_bounds"] = RatioBounds(ceil.copy_gbps, ceil.read_gbps);
   const Floors floors = MeasureFloors(r);
   out["batch1_floors_us"] = {{"empty_1cta", floors.empty1},
                              {"empty_512x64", floors.empty512},
