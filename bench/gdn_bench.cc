@@ -392,12 +392,12 @@ gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
 // Byte counts (bench/decode_bytes.h: the state, ring, q|k|v, a, b and o
 // traffic each step must move).
 double PackedBytes(const Setup& st, int B) {
-  return bench::PackedStepBytes({kH, st.HV}, B);
+  return bench::PackedStepBytes({st.H, st.HV}, B);
 }
 
 // Bytes of one full ring cycle (L steps) of B ON rows.
 double ReplayCycleBytes(const Setup& st, int B, DType ring) {
-  return bench::ReplayCycleBytes({kH, st.HV}, B, kL, gdn::DTypeBytes(ring));
+  return bench::ReplayCycleBytes({st.H, st.HV}, B, kL, gdn::DTypeBytes(ring));
 }
 
 // The largest ReplaySSM L = 16 speed-up over the packed step that the byte
