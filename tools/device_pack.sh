@@ -5,6 +5,12 @@
 #
 #   tools/device_pack.sh                      # the GDN tests + benchmark
 #   tools/device_pack.sh //pkg:target ...     # any cc_binary / cc_test
+#   tools/device_pack.sh --into NAME [//pkg:target ...]
+#       binaries into .device/NAME instead of .device/bin, keeping the other
+#       folders and adding to .device/lib: one folder per build for A/B runs
+#       (bench/ab_on_device.sh). .device/lib is shared: a library of our own
+#       (today only the tests' CPU reference) comes from the last build packed.
+#       The carry limit is 64 MiB (~10-12 MB per gdn_bench).
 #
 # The GPU machine (Ubuntu 24.04, CUDA 13) has glibc, libstdc++, libgcc_s and
 # the CUDA libraries; everything else that ldd resolves (Abseil, Bazel's
@@ -14,6 +20,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUTPUT_BASE="${BAZEL_OUTPUT_BASE:-/root/.cache/bazel/ob_gdn}"
+DEST=bin
+if [ "${1:-}" = "--into" ]; then
+  DEST="${2:?--into needs a folder name}"
+  case "$DEST" in
+    lib | */* | .*) echo "device_pack: bad folder name '$DEST'" >&2; exit 2 ;;
+  esac
+  shift 2
+fi
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(//gdn:reference_test //gdn:decode_test //gdn:conv_test
@@ -23,13 +37,17 @@ fi
 bazel --output_base="$OUTPUT_BASE" build -c opt --jobs=2 "${TARGETS[@]}"
 BIN="$(bazel --output_base="$OUTPUT_BASE" info -c opt bazel-bin 2>/dev/null)"
 
-rm -rf .device/bin .device/lib
-mkdir -p .device/bin .device/lib
+if [ "$DEST" = bin ]; then
+  rm -rf .device/bin .device/lib
+else
+  rm -rf ".device/$DEST"
+fi
+mkdir -p ".device/$DEST" .device/lib
 for t in "${TARGETS[@]}"; do
   path="${t#//}"
   path="${path/://}"
-  cp "$BIN/$path" .device/bin/
-  chmod u+w ".device/bin/$(basename "$path")"
+  cp "$BIN/$path" ".device/$DEST/"
+  chmod u+w ".device/$DEST/$(basename "$path")"
   ldd "$BIN/$path" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | \
@@ -40,5 +58,5 @@ for t in "${TARGETS[@]}"; do
   done
 done
 chmod -R u+w .device
-echo "packed into .device: $(ls .device/bin | tr '\n' ' ')"
+echo "packed into .device/$DEST: $(ls ".device/$DEST" | tr '\n' ' ')"
 du -sh .device
