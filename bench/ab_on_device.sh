@@ -13,7 +13,7 @@
 # against the first build named. Run 33 found no order bias between identical builds (0.1 % on the
 # non-flush step); differences below ~1 % are within a call's noise at B = 256.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 passes=3
 if [ "${1:-}" = "--passes" ]; then
   passes="${2:?--passes needs a number}"

@@ -8,7 +8,7 @@
 #   bash bench/run_gdn_on_device.sh
 # Expected: ~2 minutes (run 26: 128 s).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 OUT="${OUT:-/tmp/gdn_out}"
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
