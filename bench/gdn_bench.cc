@@ -736,37 +736,368 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
   }
 }
 
-int Main(int argc, char** argv) {
+// Command-line options (usage in the header comment).
+struct Options {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
   bool profile = false, replay_only = false, bounds = false;
+};
+
+// False (after printing the usage) on an unknown argument.
+bool ParseArgs(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--json=", 0) == 0) {
-      json_path = a.substr(7);
+      o->json_path = a.substr(7);
     } else if (a == "--quick") {
-      quick = true;
+      o->quick = true;
     } else if (a == "--micro") {
-      micro_only = true;
+      o->micro_only = true;
     } else if (a == "--no-micro") {
-      micro = false;
+      o->micro = false;
     } else if (a == "--explore") {
-      explore = true;
+      o->explore = true;
     } else if (a == "--profile") {
-      profile = true;
+      o->profile = true;
     } else if (a == "--replay-only") {
-      replay_only = true;
+      o->replay_only = true;
     } else if (a == "--bounds") {
-      bounds = true;
+      o->bounds = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
                    "[--no-micro] [--explore] [--profile] [--replay-only] "
                    "[--bounds]\n");
-      return 2;
+      return false;
     }
   }
-  if (bounds) {  // no GPU needed: the ceilings of run 26 (docs/BENCHMARKS.md)
+  return true;
+}
+
+// --profile: a few plain launches (no graph) for a profiler (ncu): 16/32,
+// B = 256, the packed step (twice), then twice each the shipped ReplaySSM
+// non-flush (cursor 7) and flush (cursor 15) steps (kAuto: precomputed route,
+// bv64), then the fused route's non-flush and flush steps.
+void ProfileLaunches(Runner& r) {
+  std::mt19937 prng(99);
+  Setup st = MakeSetup(32, 256, r.s, prng);
+  st.AllocRing(DType::kFp32, r.s);
+  for (int i = 0; i < 2; ++i) {
+    OK(gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, st.B, Variant()),
+                                  r.s));
+  }
+  auto rep = [&](DecodeTile tile, gdn::ReplayCoefRoute route, int cursor) {
+    Variant v;
+    v.tile = tile;
+    v.route = route;
+    OK(gdn::LaunchGdnReplayDecode(
+        ReplayParams(st, st.sets + st.B, st.sets + st.B,
+                     st.cursors + cursor * st.B, st.B, v),
+        r.s));
+  };
+  for (int i = 0; i < 2; ++i) {
+    rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 7);
+    rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 15);
+  }
+  rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
+  rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 15);
+  CK(cudaStreamSynchronize(r.s));
+  st.Free();
+  std::printf("profile launches done\n");
+}
+
+// Whether programmatic dependent launch works here (probed once, outside any
+// capture).
+bool ProbePdl(Runner& r, std::mt19937& rng) {
+  Setup st = MakeSetup(16, 1, r.s, rng);
+  Variant v;
+  v.pdl = true;
+  const bool pdl_ok =
+      gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, 1, v), r.s).ok() &&
+      cudaStreamSynchronize(r.s) == cudaSuccess;
+  cudaGetLastError();
+  st.Free();
+  std::printf("programmatic dependent launch: %s\n",
+              pdl_ok ? "ok" : "unavailable");
+  return pdl_ok;
+}
+
+// One line of the final table: a head shape and batch.
+struct Row {
+  int hv = 0, batch = 0;
+  double p_auto = 0, p_pct = 0, p_best = 1e30, p_plain = 0, p_pdl = 0,
+         p_best_pdl = 0, p_lin = 0, p_sorted = 0;
+  std::string p_tile;
+  double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_pdl = 0,
+         r_best_pdl = 0, r_lin = 0, r_bf16 = 0, r_fused = 0, r_stag = 0;
+  std::string r_tile;
+  double same = 0, split = 0;
+};
+
+// One head shape and batch of the sweep: packed decode (every tile, then the
+// variants), ReplaySSM with the fp32 ring (every tile, then the variants;
+// with --explore the coefficient routes side by side instead), mixed ON/OFF
+// launches and the bf16 ring. Appends a record per measurement to `recs`.
+Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
+               const Ceilings& ceil, bool pdl_ok, int HV, int B, json& recs) {
+  Setup st = MakeSetup(HV, B, r.s, rng);
+  Row row;
+  row.hv = HV;
+  row.batch = B;
+  const double pb = PackedBytes(st, B);
+  auto rec = [&](json j) {
+    j["hv"] = HV;
+    j["h"] = kH;
+    j["batch"] = B;
+    recs.push_back(j);
+  };
+  auto packed = [&](const Variant& v) {
+    const double us = r.Packed(st, v);
+    const double gbps = pb / (us * 1e-6) / 1e9;
+    rec({{"kind", "packed"},
+         {"variant", v.Name()},
+         {"tile", gdn::DecodeTileName(v.tile)},
+         {"pdl", v.pdl},
+         {"policy", static_cast<int>(v.policy)},
+         {"linear_slots", v.linear},
+         {"sorted_slots", v.sorted},
+         {"us", us},
+         {"bytes", pb},
+         {"gbps", gbps},
+         {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
+    return us;
+  };
+  auto replay = [&](const Variant& v, DType ring) {
+    const Runner::Cycle c = r.Replay(st, v);
+    const double cb = ReplayCycleBytes(st, B, ring);
+    const double gbps = cb / (c.cycle_us * kL * 1e-6) / 1e9;
+    rec({{"kind", ring == DType::kFp32 ? "replay_fp32" : "replay_bf16"},
+         {"variant", v.Name()},
+         {"tile", gdn::DecodeTileName(v.tile)},
+         {"pdl", v.pdl},
+         {"stage", v.stage},
+         {"policy", static_cast<int>(v.policy)},
+         {"linear_slots", v.linear},
+         {"sorted_slots", v.sorted},
+         {"coef_route", static_cast<int>(v.route)},
+         {"precomputed",
+          v.route == gdn::ReplayCoefRoute::kPrecomputed ||
+              (v.route == gdn::ReplayCoefRoute::kAuto && ring == DType::kFp32 &&
+               gdn::ReplayCoefRouteFor(B, HV))},
+         {"L", kL},
+         {"cycle_us", c.cycle_us},
+         {"nonflush_us", c.nonflush_us},
+         {"flush_us", c.flush_us},
+         {"cycle_bytes", cb},
+         {"gbps", gbps},
+         {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
+    return c;
+  };
+  // Packed decode: every tile (no PDL), then variants.
+  DecodeTile best_p = DecodeTile::kAuto;
+  for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
+    Variant v;
+    v.tile = static_cast<DecodeTile>(t);
+    const double us = packed(v);
+    if (us < row.p_best) {
+      row.p_best = us;
+      best_p = v.tile;
+    }
+  }
+  row.p_tile = gdn::DecodeTileName(best_p);
+  {
+    Variant v;
+    // The shipped configuration, timed three times (median): one timing
+    // of it, right after the tile sweep, came out 4-7 % slow at 16/32
+    // B = 256 in every run without --o.explore of runs 11-12 (the same
+    // kernel as the sweep's bv8 at 264.5 us), which inflated `x`.
+    row.p_auto = Median({packed(v), packed(v), packed(v)});
+    row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
+    v.policy = gdn::DecodeStatePolicy::kDefault;
+    row.p_plain = packed(v);
+    v = Variant();
+    v.linear = true;
+    row.p_lin = packed(v);
+    v = Variant();
+    v.sorted = true;
+    row.p_sorted = packed(v);
+    if (pdl_ok) {
+      v = Variant();
+      v.pdl = true;
+      row.p_pdl = packed(v);
+      v.tile = best_p;
+      row.p_best_pdl = packed(v);
+    }
+  }
+  // ReplaySSM, fp32 ring: every tile (staged ring, no PDL), then variants.
+  st.AllocRing(DType::kFp32, r.s);
+  if (o.explore) {
+    // The coefficient routes side by side: fused (per CTA) vs
+    // precomputed (pre-kernel) for every tile, staged and unstaged.
+    using gdn::ReplayCoefRoute;
+    std::string line;
+    auto one = [&](DecodeTile tile, ReplayCoefRoute route, bool stage,
+                   bool pdl) {
+      Variant v;
+      v.tile = tile;
+      v.route = route;
+      v.stage = stage;
+      v.pdl = pdl;
+      const Runner::Cycle c = replay(v, DType::kFp32);
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), " %s=%.2f(%.2f/%.2f)", v.Name().c_str(),
+                    c.cycle_us, c.nonflush_us, c.flush_us);
+      line += buf;
+      return c;
+    };
+    const Runner::Cycle fused =
+        one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, false);
+    const Runner::Cycle autoc =
+        one(DecodeTile::kAuto, ReplayCoefRoute::kAuto, true, false);
+    row.r_auto = autoc.cycle_us;
+    row.r_nf = autoc.nonflush_us;
+    row.r_f = autoc.flush_us;
+    row.r_fused = fused.cycle_us;
+    for (int t = 2; t < gdn::kNumDecodeTiles; ++t) {
+      const Runner::Cycle c = one(static_cast<DecodeTile>(t),
+                                  ReplayCoefRoute::kPrecomputed, true, false);
+      if (c.cycle_us < row.r_best) {
+        row.r_best = c.cycle_us;
+        row.r_tile = gdn::DecodeTileName(static_cast<DecodeTile>(t));
+      }
+    }
+    for (int t = 1; t < gdn::kNumDecodeTiles - 1; ++t) {
+      one(static_cast<DecodeTile>(t), ReplayCoefRoute::kPrecomputed, false,
+          false);
+    }
+    if (pdl_ok) {
+      row.r_pdl =
+          one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, true).cycle_us;
+      row.r_best_pdl =
+          one(DecodeTile::kAuto, ReplayCoefRoute::kPrecomputed, true, true)
+              .cycle_us;
+    }
+    std::printf("EXPLORE HV=%d B=%d packed auto %.2f best %s %.2f |%s\n", HV, B,
+                row.p_auto, row.p_tile.c_str(), row.p_best, line.c_str());
+    std::fflush(stdout);
+    st.Free();
+    return row;
+  }
+  DecodeTile best_r = DecodeTile::kAuto;
+  for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
+    Variant v;
+    v.tile = static_cast<DecodeTile>(t);
+    const Runner::Cycle c = replay(v, DType::kFp32);
+    if (c.cycle_us < row.r_best) {
+      row.r_best = c.cycle_us;
+      best_r = v.tile;
+    }
+  }
+  row.r_tile = gdn::DecodeTileName(best_r);
+  {
+    Variant v;
+    // The shipped configuration: the median of three cycles (the flush
+    // step's timing varied by up to 15 % between minutes of one call in
+    // run 25, e.g. 16/32 B = 512: 817 vs 701-751 us).
+    std::vector<Runner::Cycle> cs;
+    for (int i = 0; i < 3; ++i) cs.push_back(replay(v, DType::kFp32));
+    std::sort(cs.begin(), cs.end(),
+              [](const Runner::Cycle& x, const Runner::Cycle& y) {
+                return x.cycle_us < y.cycle_us;
+              });
+    const Runner::Cycle c = cs[1];
+    row.r_auto = c.cycle_us;
+    row.r_nf = c.nonflush_us;
+    row.r_f = c.flush_us;
+    row.r_stag = r.Staggered(st, v);
+    rec({{"kind", "replay_fp32_staggered"},
+         {"tile", "auto"},
+         {"cycle_us", row.r_stag}});
+    v.route = gdn::ReplayCoefRoute::kFused;  // run 7's route
+    row.r_fused = replay(v, DType::kFp32).cycle_us;
+    v = Variant();
+    v.linear = true;
+    row.r_lin = replay(v, DType::kFp32).cycle_us;
+    if (pdl_ok) {
+      v = Variant();
+      v.pdl = true;
+      row.r_pdl = replay(v, DType::kFp32).cycle_us;
+      v.tile = best_r;
+      row.r_best_pdl = replay(v, DType::kFp32).cycle_us;
+    }
+  }
+  if (B >= 2 && (B == 8 || B == 128 || B == 512 || o.quick)) {
+    const Runner::Cycle same = r.MixedSameLaunch(st);
+    const Runner::Cycle split = r.MixedSplit(st);
+    row.same = same.cycle_us;
+    row.split = split.cycle_us;
+    rec({{"kind", "mixed_half_off"},
+         {"same_launch_cycle_us", same.cycle_us},
+         {"split_launch_cycle_us", split.cycle_us}});
+  }
+  // bf16 ring, auto tile.
+  st.AllocRing(DType::kBf16, r.s);
+  row.r_bf16 = replay(Variant(), DType::kBf16).cycle_us;
+  std::printf(
+      "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; plain "
+      "policy %.2f; pdl %.2f / %.2f; linear %.2f; sorted %.2f) | replay "
+      "auto %.2f us (nf %.2f, f %.2f; best %s %.2f; pdl %.2f / %.2f; "
+      "linear %.2f; staggered %.2f) | bf16 ring %.2f\n",
+      HV, B, row.p_auto, row.p_pct, row.p_tile.c_str(), row.p_best, row.p_plain,
+      row.p_pdl, row.p_best_pdl, row.p_lin, row.p_sorted, row.r_auto, row.r_nf,
+      row.r_f, row.r_tile.c_str(), row.r_best, row.r_pdl, row.r_best_pdl,
+      row.r_lin, row.r_stag, row.r_bf16);
+  std::fflush(stdout);
+  st.Free();
+  return row;
+}
+
+// The memory-pattern microbenchmarks' table.
+void PrintMicro(const std::vector<MicroResult>& micro_res) {
+  if (!micro_res.empty()) {
+    std::printf(
+        "\n== memory patterns (2 GiB, in place unless copy/read/"
+        "write; GB/s, %% of memcpy copy) ==\n");
+    const double copy = micro_res.front().gbps;
+    for (const MicroResult& x : micro_res) {
+      std::printf("%-36s %6.0f %5.1f%%\n", x.name.c_str(), x.gbps,
+                  100.0 * x.gbps / copy);
+    }
+  }
+}
+
+// The decode sweep's table.
+void PrintTable(const char* device, const Ceilings& ceil,
+                const std::vector<Row>& table) {
+  std::printf(
+      "\n== GDN decode, %s: copy %.0f GB/s, in-place rmw %.0f, read %.0f. us "
+      "per call; replay = L=16 fp32-ring cycle average ==\n",
+      device, ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
+  std::printf(
+      "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %8s %8s|%8s %7s %7s %8s %-5s "
+      "%7s %7s %8s %7s %7s|%5s %5s %5s|%7s|%7s %7s\n",
+      "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.pdl",
+      "P.bpdl", "P.lin", "P.sort", "R.auto", "nonfl", "flush", "R.best", "tile",
+      "R.pdl", "R.bpdl", "R.lin", "R.fused", "R.stag", "x", "xpdl", "xstag",
+      "bf16rg", "mixSam", "mixSpl");
+  for (const Row& t : table) {
+    std::printf(
+        "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %8.2f %8.2f|"
+        "%8.2f %7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f %7.2f %7.2f|%5.2f "
+        "%5.2f %5.2f|%7.2f|%7.2f %7.2f\n",
+        t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_plain,
+        t.p_pdl, t.p_best_pdl, t.p_lin, t.p_sorted, t.r_auto, t.r_nf, t.r_f,
+        t.r_best, t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.r_fused,
+        t.r_stag, t.p_auto / t.r_auto,
+        t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0,
+        t.p_auto / t.r_stag, t.r_bf16, t.same, t.split);
+  }
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  if (!ParseArgs(argc, argv, &o)) return 2;
+  if (o.bounds) {  // no GPU needed: the ceilings of run 26 (docs/BENCHMARKS.md)
     RatioBounds(kRun26CopyGbps, kRun26ReadGbps);
     return 0;
   }
@@ -776,51 +1107,23 @@ int Main(int argc, char** argv) {
               prop.multiProcessorCount, prop.l2CacheSize >> 20);
   Runner r;
   CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
-  if (profile) {
-    // A few plain launches (no graph) for a profiler (ncu): 16/32, B = 256,
-    // the packed step (twice), then twice each the shipped ReplaySSM
-    // non-flush (cursor 7) and flush (cursor 15) steps (kAuto: precomputed
-    // route, bv64), then the fused route's non-flush and flush steps.
-    std::mt19937 prng(99);
-    Setup st = MakeSetup(32, 256, r.s, prng);
-    st.AllocRing(DType::kFp32, r.s);
-    for (int i = 0; i < 2; ++i) {
-      OK(gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, st.B, Variant()),
-                                    r.s));
-    }
-    auto rep = [&](DecodeTile tile, gdn::ReplayCoefRoute route, int cursor) {
-      Variant v;
-      v.tile = tile;
-      v.route = route;
-      OK(gdn::LaunchGdnReplayDecode(
-          ReplayParams(st, st.sets + st.B, st.sets + st.B,
-                       st.cursors + cursor * st.B, st.B, v),
-          r.s));
-    };
-    for (int i = 0; i < 2; ++i) {
-      rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 7);
-      rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 15);
-    }
-    rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
-    rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 15);
-    CK(cudaStreamSynchronize(r.s));
-    st.Free();
-    std::printf("profile launches done\n");
+  if (o.profile) {
+    ProfileLaunches(r);
     return 0;
   }
   json out;
   out["device"] = prop.name;
   out["sms"] = prop.multiProcessorCount;
   auto write_json = [&] {
-    if (!json_path.empty()) {
-      std::ofstream f(json_path);
+    if (!o.json_path.empty()) {
+      std::ofstream f(o.json_path);
       f << out.dump(1) << "\n";
     }
   };
   // Memory-pattern microbenchmarks (rmw_micro.h): which access pattern reaches
   // the copy ceiling for an in-place read-modify-write.
   std::vector<MicroResult> micro_res;
-  if (micro || micro_only) {
+  if (o.micro || o.micro_only) {
     micro_res = RunRmwMicro(r.s, 2ull << 30, 7);
     json& m = out["micro"];
     for (const MicroResult& x : micro_res) {
@@ -828,7 +1131,7 @@ int Main(int argc, char** argv) {
           {{"name", x.name}, {"gbps", x.gbps}, {"ms", x.ms}, {"ok", x.ok}});
     }
   }
-  if (micro_only) {
+  if (o.micro_only) {
     write_json();
     return 0;
   }
@@ -850,256 +1153,18 @@ int Main(int argc, char** argv) {
   json& recs = out["records"];
   std::mt19937 rng(1234);
   const std::vector<int> batches =
-      quick ? std::vector<int>{1, 256}
-            : std::vector<int>{1, 8, 32, 64, 128, 256, 512, 1024};
-  struct Row {
-    int hv = 0, batch = 0;
-    double p_auto = 0, p_pct = 0, p_best = 1e30, p_plain = 0, p_pdl = 0,
-           p_best_pdl = 0, p_lin = 0, p_sorted = 0;
-    std::string p_tile;
-    double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_pdl = 0,
-           r_best_pdl = 0, r_lin = 0, r_bf16 = 0, r_fused = 0, r_stag = 0;
-    std::string r_tile;
-    double same = 0, split = 0;
-  };
-  std::vector<Row> table;
-  // Probe programmatic dependent launch once (outside any capture).
-  bool pdl_ok = true;
-  {
-    Setup st = MakeSetup(16, 1, r.s, rng);
-    Variant v;
-    v.pdl = true;
-    pdl_ok =
-        gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, 1, v), r.s).ok() &&
-        cudaStreamSynchronize(r.s) == cudaSuccess;
-    cudaGetLastError();
-    st.Free();
-    std::printf("programmatic dependent launch: %s\n",
-                pdl_ok ? "ok" : "unavailable");
-  }
+      o.quick ? std::vector<int>{1, 256}
+              : std::vector<int>{1, 8, 32, 64, 128, 256, 512, 1024};
+  const bool pdl_ok = ProbePdl(r, rng);
   out["pdl_ok"] = pdl_ok;
-  if (replay_only) {
+  if (o.replay_only) {
     ReplayOnly(r, rng, pdl_ok);
     return 0;
   }
+  std::vector<Row> table;
   for (int HV : {32, 16}) {
     for (int B : batches) {
-      Setup st = MakeSetup(HV, B, r.s, rng);
-      Row row;
-      row.hv = HV;
-      row.batch = B;
-      const double pb = PackedBytes(st, B);
-      auto rec = [&](json j) {
-        j["hv"] = HV;
-        j["h"] = kH;
-        j["batch"] = B;
-        recs.push_back(j);
-      };
-      auto packed = [&](const Variant& v) {
-        const double us = r.Packed(st, v);
-        const double gbps = pb / (us * 1e-6) / 1e9;
-        rec({{"kind", "packed"},
-             {"variant", v.Name()},
-             {"tile", gdn::DecodeTileName(v.tile)},
-             {"pdl", v.pdl},
-             {"policy", static_cast<int>(v.policy)},
-             {"linear_slots", v.linear},
-             {"sorted_slots", v.sorted},
-             {"us", us},
-             {"bytes", pb},
-             {"gbps", gbps},
-             {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
-        return us;
-      };
-      auto replay = [&](const Variant& v, DType ring) {
-        const Runner::Cycle c = r.Replay(st, v);
-        const double cb = ReplayCycleBytes(st, B, ring);
-        const double gbps = cb / (c.cycle_us * kL * 1e-6) / 1e9;
-        rec({{"kind", ring == DType::kFp32 ? "replay_fp32" : "replay_bf16"},
-             {"variant", v.Name()},
-             {"tile", gdn::DecodeTileName(v.tile)},
-             {"pdl", v.pdl},
-             {"stage", v.stage},
-             {"policy", static_cast<int>(v.policy)},
-             {"linear_slots", v.linear},
-             {"sorted_slots", v.sorted},
-             {"coef_route", static_cast<int>(v.route)},
-             {"precomputed",
-              v.route == gdn::ReplayCoefRoute::kPrecomputed ||
-                  (v.route == gdn::ReplayCoefRoute::kAuto &&
-                   ring == DType::kFp32 && gdn::ReplayCoefRouteFor(B, HV))},
-             {"L", kL},
-             {"cycle_us", c.cycle_us},
-             {"nonflush_us", c.nonflush_us},
-             {"flush_us", c.flush_us},
-             {"cycle_bytes", cb},
-             {"gbps", gbps},
-             {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
-        return c;
-      };
-      // Packed decode: every tile (no PDL), then variants.
-      DecodeTile best_p = DecodeTile::kAuto;
-      for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
-        Variant v;
-        v.tile = static_cast<DecodeTile>(t);
-        const double us = packed(v);
-        if (us < row.p_best) {
-          row.p_best = us;
-          best_p = v.tile;
-        }
-      }
-      row.p_tile = gdn::DecodeTileName(best_p);
-      {
-        Variant v;
-        // The shipped configuration, timed three times (median): one timing
-        // of it, right after the tile sweep, came out 4-7 % slow at 16/32
-        // B = 256 in every run without --explore of runs 11-12 (the same
-        // kernel as the sweep's bv8 at 264.5 us), which inflated `x`.
-        row.p_auto = Median({packed(v), packed(v), packed(v)});
-        row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
-        v.policy = gdn::DecodeStatePolicy::kDefault;
-        row.p_plain = packed(v);
-        v = Variant();
-        v.linear = true;
-        row.p_lin = packed(v);
-        v = Variant();
-        v.sorted = true;
-        row.p_sorted = packed(v);
-        if (pdl_ok) {
-          v = Variant();
-          v.pdl = true;
-          row.p_pdl = packed(v);
-          v.tile = best_p;
-          row.p_best_pdl = packed(v);
-        }
-      }
-      // ReplaySSM, fp32 ring: every tile (staged ring, no PDL), then variants.
-      st.AllocRing(DType::kFp32, r.s);
-      if (explore) {
-        // The coefficient routes side by side: fused (per CTA) vs
-        // precomputed (pre-kernel) for every tile, staged and unstaged.
-        using gdn::ReplayCoefRoute;
-        std::string line;
-        auto one = [&](DecodeTile tile, ReplayCoefRoute route, bool stage,
-                       bool pdl) {
-          Variant v;
-          v.tile = tile;
-          v.route = route;
-          v.stage = stage;
-          v.pdl = pdl;
-          const Runner::Cycle c = replay(v, DType::kFp32);
-          char buf[160];
-          std::snprintf(buf, sizeof(buf), " %s=%.2f(%.2f/%.2f)",
-                        v.Name().c_str(), c.cycle_us, c.nonflush_us,
-                        c.flush_us);
-          line += buf;
-          return c;
-        };
-        const Runner::Cycle fused =
-            one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, false);
-        const Runner::Cycle autoc =
-            one(DecodeTile::kAuto, ReplayCoefRoute::kAuto, true, false);
-        row.r_auto = autoc.cycle_us;
-        row.r_nf = autoc.nonflush_us;
-        row.r_f = autoc.flush_us;
-        row.r_fused = fused.cycle_us;
-        for (int t = 2; t < gdn::kNumDecodeTiles; ++t) {
-          const Runner::Cycle c =
-              one(static_cast<DecodeTile>(t), ReplayCoefRoute::kPrecomputed,
-                  true, false);
-          if (c.cycle_us < row.r_best) {
-            row.r_best = c.cycle_us;
-            row.r_tile = gdn::DecodeTileName(static_cast<DecodeTile>(t));
-          }
-        }
-        for (int t = 1; t < gdn::kNumDecodeTiles - 1; ++t) {
-          one(static_cast<DecodeTile>(t), ReplayCoefRoute::kPrecomputed, false,
-              false);
-        }
-        if (pdl_ok) {
-          row.r_pdl =
-              one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, true)
-                  .cycle_us;
-          row.r_best_pdl =
-              one(DecodeTile::kAuto, ReplayCoefRoute::kPrecomputed, true, true)
-                  .cycle_us;
-        }
-        std::printf("EXPLORE HV=%d B=%d packed auto %.2f best %s %.2f |%s\n",
-                    HV, B, row.p_auto, row.p_tile.c_str(), row.p_best,
-                    line.c_str());
-        std::fflush(stdout);
-        table.push_back(row);
-        st.Free();
-        write_json();
-        continue;
-      }
-      DecodeTile best_r = DecodeTile::kAuto;
-      for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
-        Variant v;
-        v.tile = static_cast<DecodeTile>(t);
-        const Runner::Cycle c = replay(v, DType::kFp32);
-        if (c.cycle_us < row.r_best) {
-          row.r_best = c.cycle_us;
-          best_r = v.tile;
-        }
-      }
-      row.r_tile = gdn::DecodeTileName(best_r);
-      {
-        Variant v;
-        // The shipped configuration: the median of three cycles (the flush
-        // step's timing varied by up to 15 % between minutes of one call in
-        // run 25, e.g. 16/32 B = 512: 817 vs 701-751 us).
-        std::vector<Runner::Cycle> cs;
-        for (int i = 0; i < 3; ++i) cs.push_back(replay(v, DType::kFp32));
-        std::sort(cs.begin(), cs.end(),
-                  [](const Runner::Cycle& x, const Runner::Cycle& y) {
-                    return x.cycle_us < y.cycle_us;
-                  });
-        const Runner::Cycle c = cs[1];
-        row.r_auto = c.cycle_us;
-        row.r_nf = c.nonflush_us;
-        row.r_f = c.flush_us;
-        row.r_stag = r.Staggered(st, v);
-        rec({{"kind", "replay_fp32_staggered"},
-             {"tile", "auto"},
-             {"cycle_us", row.r_stag}});
-        v.route = gdn::ReplayCoefRoute::kFused;  // run 7's route
-        row.r_fused = replay(v, DType::kFp32).cycle_us;
-        v = Variant();
-        v.linear = true;
-        row.r_lin = replay(v, DType::kFp32).cycle_us;
-        if (pdl_ok) {
-          v = Variant();
-          v.pdl = true;
-          row.r_pdl = replay(v, DType::kFp32).cycle_us;
-          v.tile = best_r;
-          row.r_best_pdl = replay(v, DType::kFp32).cycle_us;
-        }
-      }
-      if (B >= 2 && (B == 8 || B == 128 || B == 512 || quick)) {
-        const Runner::Cycle same = r.MixedSameLaunch(st);
-        const Runner::Cycle split = r.MixedSplit(st);
-        row.same = same.cycle_us;
-        row.split = split.cycle_us;
-        rec({{"kind", "mixed_half_off"},
-             {"same_launch_cycle_us", same.cycle_us},
-             {"split_launch_cycle_us", split.cycle_us}});
-      }
-      // bf16 ring, auto tile.
-      st.AllocRing(DType::kBf16, r.s);
-      row.r_bf16 = replay(Variant(), DType::kBf16).cycle_us;
-      std::printf(
-          "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; plain "
-          "policy %.2f; pdl %.2f / %.2f; linear %.2f; sorted %.2f) | replay "
-          "auto %.2f us (nf %.2f, f %.2f; best %s %.2f; pdl %.2f / %.2f; "
-          "linear %.2f; staggered %.2f) | bf16 ring %.2f\n",
-          HV, B, row.p_auto, row.p_pct, row.p_tile.c_str(), row.p_best,
-          row.p_plain, row.p_pdl, row.p_best_pdl, row.p_lin, row.p_sorted,
-          row.r_auto, row.r_nf, row.r_f, row.r_tile.c_str(), row.r_best,
-          row.r_pdl, row.r_best_pdl, row.r_lin, row.r_stag, row.r_bf16);
-      std::fflush(stdout);
-      table.push_back(row);
-      st.Free();
+      table.push_back(SweepPoint(r, rng, o, ceil, pdl_ok, HV, B, recs));
       write_json();  // partial results survive a timeout
     }
   }
@@ -1109,39 +1174,8 @@ int Main(int argc, char** argv) {
     recs.push_back(BenchPrefill(r, HV, 64, 256));
   }
   write_json();
-  if (!micro_res.empty()) {
-    std::printf(
-        "\n== memory patterns (2 GiB, in place unless copy/read/"
-        "write; GB/s, %% of memcpy copy) ==\n");
-    const double copy = micro_res.front().gbps;
-    for (const MicroResult& x : micro_res) {
-      std::printf("%-36s %6.0f %5.1f%%\n", x.name.c_str(), x.gbps,
-                  100.0 * x.gbps / copy);
-    }
-  }
-  std::printf(
-      "\n== GDN decode, %s: copy %.0f GB/s, in-place rmw %.0f, read %.0f. us "
-      "per call; replay = L=16 fp32-ring cycle average ==\n",
-      prop.name, ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
-  std::printf(
-      "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %8s %8s|%8s %7s %7s %8s %-5s "
-      "%7s %7s %8s %7s %7s|%5s %5s %5s|%7s|%7s %7s\n",
-      "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.pdl",
-      "P.bpdl", "P.lin", "P.sort", "R.auto", "nonfl", "flush", "R.best", "tile",
-      "R.pdl", "R.bpdl", "R.lin", "R.fused", "R.stag", "x", "xpdl", "xstag",
-      "bf16rg", "mixSam", "mixSpl");
-  for (const Row& t : table) {
-    std::printf(
-        "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %8.2f %8.2f|"
-        "%8.2f %7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f %7.2f %7.2f|%5.2f "
-        "%5.2f %5.2f|%7.2f|%7.2f %7.2f\n",
-        t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_plain,
-        t.p_pdl, t.p_best_pdl, t.p_lin, t.p_sorted, t.r_auto, t.r_nf, t.r_f,
-        t.r_best, t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.r_fused,
-        t.r_stag, t.p_auto / t.r_auto,
-        t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0,
-        t.p_auto / t.r_stag, t.r_bf16, t.same, t.split);
-  }
+  PrintMicro(micro_res);
+  PrintTable(prop.name, ceil, table);
   CK(cudaStreamDestroy(r.s));
   return 0;
 }
