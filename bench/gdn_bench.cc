@@ -105,6 +105,15 @@ int32_t* Upload(const std::vector<int32_t>& v) {
   return d;
 }
 
+// cudaFree of every non-null pointer given.
+void FreeOne(const void* p) {
+  if (p != nullptr) CK(cudaFree(const_cast<void*>(p)));
+}
+template <typename... T>
+void FreeAll(T*... p) {
+  (FreeOne(p), ...);
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -174,9 +183,7 @@ Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
   c.rmw_gbps = 2.0 * bytes / (Median(rmw) * 1e-3) / 1e9;
   c.rmw_cs_gbps = 2.0 * bytes / (Median(rmw_cs) * 1e-3) / 1e9;
   c.read_gbps = 1.0 * bytes / (Median(read) * 1e-3) / 1e9;
-  CK(cudaFree(src));
-  CK(cudaFree(dst));
-  CK(cudaFree(sum));
+  FreeAll(src, dst, sum);
   return c;
 }
 
@@ -209,18 +216,9 @@ struct Setup {
   int64_t coef_floats = 0;
 
   void Free() {
-    for (void* p :
-         {static_cast<void*>(state), static_cast<void*>(sets),
-          static_cast<void*>(sets_lin), static_cast<void*>(sets_sorted),
-          static_cast<void*>(half_on), static_cast<void*>(half_off),
-          static_cast<void*>(mixed_rings), static_cast<void*>(cursors),
-          static_cast<void*>(stag_cursors), static_cast<void*>(qkv),
-          static_cast<void*>(a), static_cast<void*>(b),
-          static_cast<void*>(A_log), static_cast<void*>(dt_bias),
-          static_cast<void*>(o), ring_k, ring_d, static_cast<void*>(ring_g),
-          static_cast<void*>(coef)}) {
-      if (p != nullptr) CK(cudaFree(p));
-    }
+    FreeAll(state, sets, sets_lin, sets_sorted, half_on, half_off, mixed_rings,
+            cursors, stag_cursors, qkv, a, b, A_log, dt_bias, o, ring_k, ring_d,
+            ring_g, coef);
   }
 
   // The slot list of set `set` (scattered, scattered in ascending order, or
@@ -233,11 +231,7 @@ struct Setup {
   }
 
   void AllocRing(DType dt, cudaStream_t s) {
-    if (ring_k != nullptr) {
-      CK(cudaFree(ring_k));
-      CK(cudaFree(ring_d));
-      CK(cudaFree(ring_g));
-    }
+    FreeAll(ring_k, ring_d, ring_g);
     ring_dtype = dt;
     const size_t e = gdn::DTypeBytes(dt);
     const size_t nk = static_cast<size_t>(num_slots) * H * kL * kD;
@@ -418,7 +412,7 @@ json RatioBounds(double copy_gbps, double read_gbps) {
       const double eq = bench::ReplayRatioBound(s, kL, e);
       const double at =
           bench::ReplayRatioBoundAtCeilings(s, kL, e, copy_gbps, read_gbps);
-      const char* name = ring == DType::kFp32 ? "fp32" : "bf16";
+      const char* name = gdn::DTypeName(ring);
       std::printf("  16/%-2d %s ring: %.3fx / %.3fx\n", HV, name, eq, at);
       j.push_back({{"hv", HV},
                    {"ring", name},
@@ -599,12 +593,7 @@ json BenchPrefill(Runner& r, int HV, int seqs, int len) {
   }
   t.erase(t.begin());
   const double ms = Median(t);
-  for (void* q : {static_cast<void*>(qkv), static_cast<void*>(ab),
-                  static_cast<void*>(par), static_cast<void*>(state),
-                  static_cast<void*>(o), static_cast<void*>(cu),
-                  static_cast<void*>(slots)}) {
-    CK(cudaFree(q));
-  }
+  FreeAll(qkv, ab, par, state, o, cu, slots);
   std::printf("prefill HV=%d seqs=%d len=%d: %.1f us per layer, %.2f Mtok/s\n",
               HV, seqs, len, ms * 1e3, tokens / (ms * 1e-3) / 1e6);
   return {{"kind", "prefill"}, {"hv", HV},
@@ -640,11 +629,7 @@ json BenchConvDecode(Runner& r, int HV, int B) {
     p.y_row_stride = conv_dim;
     OK(gdn::LaunchGdnCausalConv(p, r.s));
   });
-  for (void* q :
-       {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(w),
-        static_cast<void*>(st), static_cast<void*>(slots)}) {
-    CK(cudaFree(q));
-  }
+  FreeAll(x, y, w, st, slots);
   std::printf("conv decode HV=%d B=%d: %.2f us per call\n", HV, B, us);
   return {{"kind", "conv_decode"}, {"hv", HV}, {"batch", B}, {"us", us}};
 }
@@ -671,7 +656,7 @@ Floors MeasureFloors(Runner& r) {
       CK(ScaleInPlace(x + (i % chunks) * n, n, 1.0f, false, r.s));
     });
   }
-  CK(cudaFree(x));
+  FreeAll(x);
   std::printf(
       "batch-1 floors (graph, us per call): empty kernel 1 CTA %.2f, 512 x 64 "
       "%.2f; in-place x *= c over 2 MiB %.2f, 1 MiB %.2f\n",

@@ -12,6 +12,7 @@
 #include "bench/bench_kernels.h"
 #include "bench/rmw_micro.h"
 #include "bench/tma_util.cuh"
+#include "gdn/cache_policy.cuh"
 
 namespace rollout::bench {
 namespace {
@@ -87,11 +88,11 @@ __global__ void OneShotKernel(const float4* x, float4* y, float c) {
   const size_t base =
       static_cast<size_t>(blockIdx.x) * blockDim.x * U + threadIdx.x;
   uint64_t pol = 0, pol_ld = 0;
-  if constexpr (kHint == kStEvictFirst) pol = PolicyEvictFirst();
+  if constexpr (kHint == kStEvictFirst) pol = gdn::EvictFirstPolicy();
   if constexpr (kHint == kStEvictLast || kHint == kLdEfStEl) {
-    pol = PolicyEvictLast();
+    pol = gdn::EvictLastPolicy();
   }
-  if constexpr (kHint == kLdEfStEl) pol_ld = PolicyEvictFirst();
+  if constexpr (kHint == kLdEfStEl) pol_ld = gdn::EvictFirstPolicy();
   float4 v[U];
 #pragma unroll
   for (int u = 0; u < U; ++u)
@@ -141,7 +142,7 @@ __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
   extern __shared__ float4 buf[];
   float4* g = ChunkPtr(x, blockIdx.x, chunk, perm, cpb);
   const int n4 = chunk / 16;
-  const uint64_t pol = hint ? PolicyEvictLast() : 0;
+  const uint64_t pol = hint ? gdn::EvictLastPolicy() : 0;
   for (int i = threadIdx.x; i < n4; i += blockDim.x) {
     if (hint == 2) {
       asm volatile(
@@ -261,8 +262,8 @@ __global__ void __launch_bounds__(32 * (kPipeCWarps + 1), 1)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   if (warp == 0) {
     uint64_t pol = 0;
-    if (cfg.ldhint == 1) pol = PolicyEvictFirst();
-    if (cfg.ldhint == 2) pol = PolicyEvictLast();
+    if (cfg.ldhint == 1) pol = gdn::EvictFirstPolicy();
+    if (cfg.ldhint == 2) pol = gdn::EvictLastPolicy();
     for (int64_t i0 = 0; i0 < cnt; i0 += 32) {
       // Block indices of 32 chunks at once (one latency per batch).
       const int64_t li = i0 + lane;
@@ -295,8 +296,8 @@ __global__ void __launch_bounds__(32 * (kPipeCWarps + 1), 1)
   }
   const int tc = threadIdx.x - 32, nct = 32 * kPipeCWarps;
   uint64_t spol = 0;
-  if (cfg.store == 2) spol = PolicyEvictFirst();
-  if (cfg.store == 3) spol = PolicyEvictLast();
+  if (cfg.store == 2) spol = gdn::EvictFirstPolicy();
+  if (cfg.store == 3) spol = gdn::EvictLastPolicy();
   int pend = -1;
   for (int64_t i = 0; i < cnt; ++i) {
     const int s = static_cast<int>(i % S);

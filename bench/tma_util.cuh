@@ -1,9 +1,9 @@
 // Hopper (sm_90) asynchronous-copy primitives of the memory-pattern
 // microbenchmarks (bench/rmw_micro.cu): mbarriers, 1-D bulk copies
 // (TMA without a tensor map) between global and shared memory, Ampere-style
-// cp.async with mbarrier completion, proxy fences, named barriers and L2
-// cache policies. Thin wrappers over PTX (ISA 8.0+), so the kernels read as
-// the pipeline they implement.
+// cp.async with mbarrier completion, proxy fences and named barriers (L2
+// cache policies: gdn/cache_policy.cuh). Thin wrappers over PTX (ISA 8.0+), so
+// the kernels read as the pipeline they implement.
 //
 // A decode chunk is one contiguous [rows, K] fp32 block, so one bulk copy
 // moves it with no registers and completion counted in bytes on an mbarrier.
@@ -144,26 +144,6 @@ __device__ __forceinline__ void CpAsync4(void* smem, const void* gmem) {
 // __syncthreads).
 __device__ __forceinline__ void NamedBarrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-// ---- L2 cache policies (for the .L2::cache_hint forms) ----------------------
-__device__ __forceinline__ uint64_t PolicyEvictFirst() {
-  uint64_t p;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
-               : "=l"(p));
-  return p;
-}
-__device__ __forceinline__ uint64_t PolicyEvictLast() {
-  uint64_t p;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
-               : "=l"(p));
-  return p;
-}
-__device__ __forceinline__ uint64_t PolicyEvictNormal() {
-  uint64_t p;
-  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n"
-               : "=l"(p));
-  return p;
 }
 
 }  // namespace rollout::bench

@@ -56,6 +56,7 @@
 
 #include <cstdint>
 
+#include "gdn/cache_policy.cuh"
 #include "gdn/cuda_util.cuh"
 #include "gdn/decode.h"
 
@@ -145,21 +146,9 @@ constexpr int SmemBytes() {
 template <typename RingT>
 struct RingIO;
 
-// L2 cache policies and a hinted 16-byte store, shared by the state traffic
-// (StatePolicy, StoreState) and the ring's k rows (RingIO::Load4Keep /
-// Store4Keep).
-__device__ __forceinline__ uint64_t EvictLastPolicy() {
-  uint64_t pol;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n"
-               : "=l"(pol));
-  return pol;
-}
-__device__ __forceinline__ uint64_t EvictFirstPolicy() {
-  uint64_t pol;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
-               : "=l"(pol));
-  return pol;
-}
+// A 16-byte store under an L2 policy (gdn/cache_policy.cuh), shared by the
+// state traffic (StatePolicy, StoreState) and the ring's k rows
+// (RingIO::Load4Keep / Store4Keep).
 __device__ __forceinline__ void StoreHint4(void* p, float4 v, uint64_t pol) {
   asm volatile(
       "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p),
