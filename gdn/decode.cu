@@ -241,9 +241,6 @@ absl::Status GdnReplayParams::Validate() const {
     if (coef_scratch == nullptr) {
       return Invalid(kWho, "coef_route kPrecomputed needs coef_scratch");
     }
-    if (ring.dtype != DType::kFp32) {
-      return Invalid(kWho, "coef_route kPrecomputed needs an fp32 ring");
-    }
   }
   if (coef_scratch != nullptr) {
     const int64_t need =
@@ -328,7 +325,7 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
   if (params.coef_route == ReplayCoefRoute::kAuto) {
     precomputed =
-        params.coef_scratch != nullptr && params.ring.dtype == DType::kFp32 &&
+        params.coef_scratch != nullptr &&
         ReplayCoefRouteFor(params.step.batch, params.step.num_v_heads);
   }
   // The precomputed route's kAuto tile is bv64 (run 8: best at every batch
@@ -337,22 +334,24 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
                               ? DecodeTile::kBv64
                               : Resolve(params.step.tile, params.step.batch,
                                         params.step.num_v_heads, true);
-  // The precomputed route's staged flush folds only staged entries
+  // The precomputed route's staged fp32 flush folds only staged entries
   // (decode_kernel.cuh): rings longer than kStageJ + 1 are not staged there.
+  const bool bf16 = params.ring.dtype == DType::kBf16;
   const bool stage =
       params.stage_ring &&
-      (!precomputed || params.ring.length <= internal::kStageJ + 1);
+      (!precomputed || bf16 || params.ring.length <= internal::kStageJ + 1);
   if (precomputed) {
     a.coef = params.coef_scratch;
     a.coef_stride = GdnReplayParams::CoefStride(params.ring.length);
-    return Launched(
-        internal::LaunchReplayCoefDecodeKernelF32(tile, stage, a, stream, pdl),
-        "LaunchGdnReplayDecode");
+    return Launched(bf16 ? internal::LaunchReplayCoefDecodeKernelBf16(
+                               tile, stage, a, stream, pdl)
+                         : internal::LaunchReplayCoefDecodeKernelF32(
+                               tile, stage, a, stream, pdl),
+                    "LaunchGdnReplayDecode");
   }
   return Launched(
-      params.ring.dtype == DType::kBf16
-          ? internal::LaunchReplayDecodeKernelBf16(tile, stage, a, stream, pdl)
-          : internal::LaunchReplayDecodeKernelF32(tile, stage, a, stream, pdl),
+      bf16 ? internal::LaunchReplayDecodeKernelBf16(tile, stage, a, stream, pdl)
+           : internal::LaunchReplayDecodeKernelF32(tile, stage, a, stream, pdl),
       "LaunchGdnReplayDecode");
 }
 

@@ -166,18 +166,20 @@ struct GdnReplayRing {
 //   kPrecomputed: a pre-kernel (one warp per row and key head) computes them
 //                 once into GdnReplayParams::coef_scratch, then the decode
 //                 kernel reads 2 n + 1 floats per (row, value head) instead
-//                 of n ring k rows (two launches; fp32 ring only).
+//                 of n ring k rows (two launches; fp32 or bf16 ring).
+//                 The ring's elements are read as stored either way.
 //   kAuto:        kPrecomputed where it measured faster (ReplayCoefRouteFor)
 //                 and coef_scratch is set, else kFused.
-// Both routes give the same outputs up to fp32 rounding (tests: <= 1e-5 of
-// the fp32 recurrence, measured ~4e-7). The pre-kernel is launched without
-// PDL (it follows the caller's preceding kernel completely); with
+// Both routes give the same outputs up to fp32 rounding (fp32 ring, tests:
+// <= 1e-5 of the fp32 recurrence, measured ~4e-7; a bf16 ring rounds k and d
+// on either route: within 2e-2, measured ~2.4e-3). The pre-kernel is launched
+// without PDL (it follows the caller's preceding kernel completely); with
 // step.pdl the decode kernel then overlaps the pre-kernel, reading the
 // records only after its dependency wait. The kAuto tile of the precomputed
 // route is kBv64.
 enum class ReplayCoefRoute : int { kAuto = 0, kFused = 1, kPrecomputed = 2 };
 // Whether kAuto takes the precomputed route for `rows` rows of `num_v_heads`
-// heads (given a scratch buffer and an fp32 ring).
+// heads (given a scratch buffer; either ring dtype).
 bool ReplayCoefRouteFor(int rows, int num_v_heads);
 
 // One ReplaySSM decode step (ON rows) plus plain packed steps (OFF rows) of a
@@ -190,8 +192,8 @@ struct GdnReplayParams {
   const int8_t* force_flush = nullptr;    // [B] or null (no forced flush)
   // Stage the first 16 ring entries (k rows, this block's d) in shared memory
   // with the state tile instead of reading them from L2 on demand (tile kBv4
-  // never stages; nor does the precomputed route for a ring longer than 17
-  // entries: its staged flush scales the staged entries in place).
+  // never stages; nor does the precomputed route with an fp32 ring longer
+  // than 17 entries: its staged flush scales the staged entries in place).
   bool stage_ring = true;
   ReplayCoefRoute coef_route = ReplayCoefRoute::kAuto;
   // Device scratch of the precomputed route, fp32, 16-byte aligned, owned by

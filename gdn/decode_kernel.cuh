@@ -896,6 +896,14 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
   return cudaErrorInvalidValue;
 }
 
+// The ring-staged or unstaged kernels of a mode.
+template <DecodeMode kMode, typename RingT>
+cudaError_t LaunchDecodeStaged(DecodeTile tile, bool stage, const DecodeArgs& a,
+                               cudaStream_t stream, bool pdl) {
+  return stage ? LaunchDecodeForTile<kMode, RingT, true>(tile, a, stream, pdl)
+               : LaunchDecodeForTile<kMode, RingT, false>(tile, a, stream, pdl);
+}
+
 // ReplaySSM coefficient pre-kernel (DecodeMode::kReplayCoef): one warp per
 // (decode row, key head) of a non-flush ON row. It computes the dots
 // k_j . q and k_j . k of the row's n ring entries once (instead of once per
@@ -1002,6 +1010,20 @@ cudaError_t LaunchReplayCoef(const DecodeArgs& a, cudaStream_t stream) {
   return cudaSuccess;
 }
 
+// The precomputed route: the pre-kernel, then the decode kernel reading its
+// records.
+template <typename RingT>
+cudaError_t LaunchReplayCoefDecode(DecodeTile tile, bool stage,
+                                   const DecodeArgs& a, cudaStream_t stream,
+                                   bool pdl) {
+  if (const cudaError_t e = LaunchReplayCoef<RingT>(a, stream);
+      e != cudaSuccess) {
+    return e;
+  }
+  return LaunchDecodeStaged<DecodeMode::kReplayCoef, RingT>(tile, stage, a,
+                                                            stream, pdl);
+}
+
 // Entry points of the instantiation files (one per mode / ring dtype, so nvcc
 // compiles them in parallel). Fold uses the kBv32 tile, unstaged.
 cudaError_t LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
@@ -1013,10 +1035,13 @@ cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
                                          const DecodeArgs& a,
                                          cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream);
-// Pre-kernel + decode with precomputed coefficients (fp32 ring only).
+// Pre-kernel + decode with precomputed coefficients.
 cudaError_t LaunchReplayCoefDecodeKernelF32(DecodeTile tile, bool stage,
                                             const DecodeArgs& a,
                                             cudaStream_t stream, bool pdl);
+cudaError_t LaunchReplayCoefDecodeKernelBf16(DecodeTile tile, bool stage,
+                                             const DecodeArgs& a,
+                                             cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,
                                        cudaStream_t stream);
 

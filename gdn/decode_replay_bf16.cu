@@ -7,10 +7,8 @@ namespace rollout::gdn::internal {
 cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
                                          const DecodeArgs& a,
                                          cudaStream_t stream, bool pdl) {
-  return stage ? LaunchDecodeForTile<DecodeMode::kReplay, uint16_t, true>(
-                     tile, a, stream, pdl)
-               : LaunchDecodeForTile<DecodeMode::kReplay, uint16_t, false>(
-                     tile, a, stream, pdl);
+  return LaunchDecodeStaged<DecodeMode::kReplay, uint16_t>(tile, stage, a,
+                                                           stream, pdl);
 }
 
 cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,

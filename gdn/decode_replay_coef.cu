@@ -7,14 +7,7 @@ namespace rollout::gdn::internal {
 cudaError_t LaunchReplayCoefDecodeKernelF32(DecodeTile tile, bool stage,
                                             const DecodeArgs& a,
                                             cudaStream_t stream, bool pdl) {
-  if (const cudaError_t e = LaunchReplayCoef<float>(a, stream);
-      e != cudaSuccess) {
-    return e;
-  }
-  return stage ? LaunchDecodeForTile<DecodeMode::kReplayCoef, float, true>(
-                     tile, a, stream, pdl)
-               : LaunchDecodeForTile<DecodeMode::kReplayCoef, float, false>(
-                     tile, a, stream, pdl);
+  return LaunchReplayCoefDecode<float>(tile, stage, a, stream, pdl);
 }
 
 }  // namespace rollout::gdn::internal

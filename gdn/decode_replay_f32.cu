@@ -6,10 +6,8 @@ namespace rollout::gdn::internal {
 cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, bool stage,
                                         const DecodeArgs& a,
                                         cudaStream_t stream, bool pdl) {
-  return stage ? LaunchDecodeForTile<DecodeMode::kReplay, float, true>(
-                     tile, a, stream, pdl)
-               : LaunchDecodeForTile<DecodeMode::kReplay, float, false>(
-                     tile, a, stream, pdl);
+  return LaunchDecodeStaged<DecodeMode::kReplay, float>(tile, stage, a, stream,
+                                                        pdl);
 }
 
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a,

@@ -1,0 +1,15 @@
+// ReplaySSM decode with precomputed ring coefficients, bf16 ring: the
+// coefficient pre-kernel (dots of the bf16 k rows), then the decode kernel
+// (DecodeMode::kReplayCoef; its flush folds through shared coefficients, not
+// in place: the staged entries are bf16).
+#include "gdn/decode_kernel.cuh"
+
+namespace rollout::gdn::internal {
+
+cudaError_t LaunchReplayCoefDecodeKernelBf16(DecodeTile tile, bool stage,
+                                             const DecodeArgs& a,
+                                             cudaStream_t stream, bool pdl) {
+  return LaunchReplayCoefDecode<uint16_t>(tile, stage, a, stream, pdl);
+}
+
+}  // namespace rollout::gdn::internal
