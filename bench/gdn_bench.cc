@@ -31,8 +31,9 @@
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
 //   batches of the ReplaySSM targets (aligned and staggered cycles), without
-//   and with PDL, one line each, plus the fused coefficient route (ring
-//   staged or not) from B = 128 on (A/B runs of builds).
+//   and with PDL, one line each, plus from B = 128 on slot orders, and at
+//   every batch each coefficient route forced (fused with the ring staged or
+//   not, precomputed) and the bf16 ring on each route (A/B runs of builds).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -703,17 +704,38 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
             HV, B, p, ps, pl, cs.cycle_us, cs.nonflush_us, cs.flush_us,
             ps / cs.cycle_us);
       }
-      if (B >= 128) {  // the fused coefficient route, ring staged or not
+      {  // each coefficient route forced: fused (ring staged or not), then
+         // precomputed
         Variant f;
         f.route = gdn::ReplayCoefRoute::kFused;
         const Runner::Cycle fs = r.Replay(st, f);
         f.stage = false;
         const Runner::Cycle fu = r.Replay(st, f);
+        Variant c;
+        c.route = gdn::ReplayCoefRoute::kPrecomputed;
+        const Runner::Cycle pc = r.Replay(st, c);
         std::printf(
             "FUSED HV=%d B=%d staged %.2f (%.2f / %.2f) x %.3f | unstaged "
-            "%.2f (%.2f / %.2f) x %.3f\n",
+            "%.2f (%.2f / %.2f) x %.3f | precomputed %.2f (%.2f / %.2f) x "
+            "%.3f\n",
             HV, B, fs.cycle_us, fs.nonflush_us, fs.flush_us, p / fs.cycle_us,
-            fu.cycle_us, fu.nonflush_us, fu.flush_us, p / fu.cycle_us);
+            fu.cycle_us, fu.nonflush_us, fu.flush_us, p / fu.cycle_us,
+            pc.cycle_us, pc.nonflush_us, pc.flush_us, p / pc.cycle_us);
+      }
+      {  // the bf16 ring: the shipped route, then each route forced
+        st.AllocRing(DType::kBf16, r.s);
+        Variant b;
+        const Runner::Cycle ba = r.Replay(st, b);
+        b.route = gdn::ReplayCoefRoute::kFused;
+        const Runner::Cycle bf = r.Replay(st, b);
+        b.route = gdn::ReplayCoefRoute::kPrecomputed;
+        const Runner::Cycle bp = r.Replay(st, b);
+        std::printf(
+            "BF16 HV=%d B=%d auto %.2f (%.2f / %.2f) x %.3f | fused %.2f "
+            "(%.2f / %.2f) x %.3f | precomputed %.2f (%.2f / %.2f) x %.3f\n",
+            HV, B, ba.cycle_us, ba.nonflush_us, ba.flush_us, p / ba.cycle_us,
+            bf.cycle_us, bf.nonflush_us, bf.flush_us, p / bf.cycle_us,
+            bp.cycle_us, bp.nonflush_us, bp.flush_us, p / bp.cycle_us);
       }
       std::fflush(stdout);
       st.Free();
