@@ -24,6 +24,7 @@ if [ $# -lt 1 ]; then
   exit 2
 fi
 names=("$@")
+bash bench/unpack_device.sh || exit 2
 for n in "${names[@]}"; do
   if [ ! -x ".device/$n/gdn_bench" ]; then
     echo "ab_on_device: .device/$n/gdn_bench missing (tools/device_pack.sh --into $n)" >&2

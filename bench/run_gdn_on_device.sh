@@ -11,6 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT="${OUT:-/tmp/gdn_out}"
 mkdir -p "$OUT"
+bash bench/unpack_device.sh || exit 2
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 B=.device/bin
 T0=$(date +%s)

@@ -11,6 +11,10 @@
 #       (bench/ab_on_device.sh). .device/lib is shared: a library of our own
 #       (today only the tests' CPU reference) comes from the last build packed.
 #       The carry limit is 64 MiB (~10-12 MB per gdn_bench).
+#   tools/device_pack.sh --gzip [--into NAME] [//pkg:target ...]
+#       the binaries gzipped (3-4x smaller: ~3.5 MB per gdn_bench), for A/B
+#       runs of several builds; bench/unpack_device.sh (which the device
+#       scripts call first) unpacks them on the GPU machine.
 #
 # The GPU machine (Ubuntu 24.04, CUDA 13) has glibc, libstdc++, libgcc_s and
 # the CUDA libraries; everything else that ldd resolves (Abseil, Bazel's
@@ -21,6 +25,11 @@ cd "$(dirname "$0")/.."
 
 OUTPUT_BASE="${BAZEL_OUTPUT_BASE:-/root/.cache/bazel/ob_gdn}"
 DEST=bin
+GZIP_BINS=0
+if [ "${1:-}" = "--gzip" ]; then
+  GZIP_BINS=1
+  shift
+fi
 if [ "${1:-}" = "--into" ]; then
   DEST="${2:?--into needs a folder name}"
   case "$DEST" in
@@ -58,5 +67,10 @@ for t in "${TARGETS[@]}"; do
   done
 done
 chmod -R u+w .device
+if [ "$GZIP_BINS" = 1 ]; then
+  for t in "${TARGETS[@]}"; do
+    gzip -f -6 ".device/$DEST/$(basename "${t##*:}")"
+  done
+fi
 echo "packed into .device/$DEST: $(ls ".device/$DEST" | tr '\n' ' ')"
 du -sh .device
