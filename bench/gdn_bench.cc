@@ -86,7 +86,6 @@ using nlohmann::json;
 constexpr int kD = 128;
 constexpr int kH = 16;
 constexpr int kL = 16;
-constexpr double kStateHeadBytes = kD * kD * 4.0;
 constexpr size_t kRotateBytes = 256ull << 20;
 // The H200 ceilings of run 26 (the figures of record), for --bounds.
 constexpr double kRun26CopyGbps = 4245, kRun26ReadGbps = 4334;
@@ -252,7 +251,8 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
   st.HV = HV;
   st.B = B;
   st.conv_dim = 2 * kH * kD + HV * kD;
-  const size_t set_bytes = static_cast<size_t>(B) * HV * kStateHeadBytes;
+  const size_t set_bytes =
+      static_cast<size_t>(B) * HV * bench::StateHeadBytes();
   st.nsets = std::max<int>(2, (kRotateBytes + set_bytes - 1) / set_bytes);
   st.num_slots = st.nsets * B;
   const size_t sf = static_cast<size_t>(HV) * kD * kD;
@@ -665,6 +665,15 @@ Floors MeasureFloors(Runner& r) {
   return f;
 }
 
+// "cycle (non-flush / flush) x ratio" of a ReplaySSM cycle in µs, the ratio
+// against a packed step of `packed_us`.
+std::string CycleText(const Runner::Cycle& c, double packed_us) {
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%.2f (%.2f / %.2f) x %.3f", c.cycle_us,
+                c.nonflush_us, c.flush_us, packed_us / c.cycle_us);
+  return buf;
+}
+
 // --replay-only: the shipped packed (median of three) and ReplaySSM
 // configurations at the batches of the ReplaySSM targets, then both with
 // programmatic dependent launch; one line per shape and batch, for A/B runs
@@ -700,9 +709,8 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
         const double pl = r.Packed(st, o);
         std::printf(
             "SLOTS HV=%d B=%d packed scattered %.2f sorted %.2f contiguous "
-            "%.2f | replay sorted %.2f (%.2f / %.2f) x %.3f\n",
-            HV, B, p, ps, pl, cs.cycle_us, cs.nonflush_us, cs.flush_us,
-            ps / cs.cycle_us);
+            "%.2f | replay sorted %s\n",
+            HV, B, p, ps, pl, CycleText(cs, ps).c_str());
       }
       {  // each coefficient route forced: fused (ring staged or not), then
          // precomputed
@@ -715,12 +723,9 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
         c.route = gdn::ReplayCoefRoute::kPrecomputed;
         const Runner::Cycle pc = r.Replay(st, c);
         std::printf(
-            "FUSED HV=%d B=%d staged %.2f (%.2f / %.2f) x %.3f | unstaged "
-            "%.2f (%.2f / %.2f) x %.3f | precomputed %.2f (%.2f / %.2f) x "
-            "%.3f\n",
-            HV, B, fs.cycle_us, fs.nonflush_us, fs.flush_us, p / fs.cycle_us,
-            fu.cycle_us, fu.nonflush_us, fu.flush_us, p / fu.cycle_us,
-            pc.cycle_us, pc.nonflush_us, pc.flush_us, p / pc.cycle_us);
+            "FUSED HV=%d B=%d staged %s | unstaged %s | precomputed %s\n", HV,
+            B, CycleText(fs, p).c_str(), CycleText(fu, p).c_str(),
+            CycleText(pc, p).c_str());
       }
       {  // the bf16 ring: the shipped route, then each route forced
         st.AllocRing(DType::kBf16, r.s);
@@ -730,12 +735,9 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
         const Runner::Cycle bf = r.Replay(st, b);
         b.route = gdn::ReplayCoefRoute::kPrecomputed;
         const Runner::Cycle bp = r.Replay(st, b);
-        std::printf(
-            "BF16 HV=%d B=%d auto %.2f (%.2f / %.2f) x %.3f | fused %.2f "
-            "(%.2f / %.2f) x %.3f | precomputed %.2f (%.2f / %.2f) x %.3f\n",
-            HV, B, ba.cycle_us, ba.nonflush_us, ba.flush_us, p / ba.cycle_us,
-            bf.cycle_us, bf.nonflush_us, bf.flush_us, p / bf.cycle_us,
-            bp.cycle_us, bp.nonflush_us, bp.flush_us, p / bp.cycle_us);
+        std::printf("BF16 HV=%d B=%d auto %s | fused %s | precomputed %s\n", HV,
+                    B, CycleText(ba, p).c_str(), CycleText(bf, p).c_str(),
+                    CycleText(bp, p).c_str());
       }
       std::fflush(stdout);
       st.Free();
@@ -916,7 +918,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     Variant v;
     // The shipped configuration, timed three times (median): one timing
     // of it, right after the tile sweep, came out 4-7 % slow at 16/32
-    // B = 256 in every run without --o.explore of runs 11-12 (the same
+    // B = 256 in every run without --explore of runs 11-12 (the same
     // kernel as the sweep's bv8 at 264.5 us), which inflated `x`.
     row.p_auto = Median({packed(v), packed(v), packed(v)});
     row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;

@@ -46,9 +46,7 @@ __device__ __forceinline__ float4 Ld(const float4* p, uint64_t pol) {
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
                  : "l"(p));
   } else if constexpr (kHint == kLdEfStEl) {
-    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p), "l"(pol));
+    v = gdn::LoadHint4(p, pol);
   } else if constexpr (kHint == kLdCsStCs) {
     v = __ldcs(p);
   } else {
@@ -65,10 +63,7 @@ __device__ __forceinline__ void St(float4* p, float4 v, uint64_t pol) {
     __stcs(p, v);
   } else if constexpr (kHint == kStEvictFirst || kHint == kStEvictLast ||
                        kHint == kLdEfStEl) {
-    asm volatile(
-        "st.global.L2::cache_hint.v4.f32 [%0], {%1,%2,%3,%4}, %5;\n" ::"l"(p),
-        "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
-        : "memory");
+    gdn::StoreHint4(p, v, pol);
   } else {
     asm volatile("st.global.v4.f32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "f"(v.x),
                  "f"(v.y), "f"(v.z), "f"(v.w)
@@ -145,10 +140,7 @@ __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
   const uint64_t pol = hint ? gdn::EvictLastPolicy() : 0;
   for (int i = threadIdx.x; i < n4; i += blockDim.x) {
     if (hint == 2) {
-      asm volatile(
-          "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::
-              "r"(SmemAddr(buf + i)),
-          "l"(g + i), "l"(pol));
+      gdn::CpAsync16Hint(buf + i, g + i, pol);
     } else {
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
                        SmemAddr(buf + i)),

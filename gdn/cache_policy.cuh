@@ -1,6 +1,7 @@
-// L2 cache policies for the .L2::cache_hint forms of ld/st/cp.async (PTX
-// createpolicy, sm_80+), shared by the decode kernels (decode_kernel.cuh) and
-// the memory-pattern microbenchmarks (bench/rmw_micro.cu) that measured them.
+// L2 cache policies (PTX createpolicy, sm_80+) and the .L2::cache_hint forms
+// of the 16-byte global load, store and cp.async that take them, shared by
+// the decode kernels (decode_kernel.cuh) and the memory-pattern
+// microbenchmarks (bench/rmw_micro.cu) that measured them.
 #ifndef ROLLOUT_GDN_CACHE_POLICY_CUH_
 #define ROLLOUT_GDN_CACHE_POLICY_CUH_
 
@@ -22,6 +23,30 @@ __device__ __forceinline__ uint64_t EvictFirstPolicy() {
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
                : "=l"(pol));
   return pol;
+}
+
+// 16-byte global load / store under policy `pol`.
+__device__ __forceinline__ float4 LoadHint4(const void* p, uint64_t pol) {
+  float4 v;
+  asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p), "l"(pol));
+  return v;
+}
+__device__ __forceinline__ void StoreHint4(void* p, float4 v, uint64_t pol) {
+  asm volatile(
+      "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p),
+      "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
+      : "memory");
+}
+
+// 16-byte global -> shared cp.async (L1 bypassed) under policy `pol`.
+__device__ __forceinline__ void CpAsync16Hint(void* smem, const void* gmem,
+                                              uint64_t pol) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile(
+      "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(s),
+      "l"(gmem), "l"(pol));
 }
 
 }  // namespace rollout::gdn

@@ -146,16 +146,6 @@ constexpr int SmemBytes() {
 template <typename RingT>
 struct RingIO;
 
-// A 16-byte store under an L2 policy (gdn/cache_policy.cuh), shared by the
-// state traffic (StatePolicy, StoreState) and the ring's k rows
-// (RingIO::Load4Keep / Store4Keep).
-__device__ __forceinline__ void StoreHint4(void* p, float4 v, uint64_t pol) {
-  asm volatile(
-      "st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p),
-      "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
-      : "memory");
-}
-
 // The ring's k rows are kept in L2 (evict-last reads, appends and staged
 // copies, with EvictLastPolicy()): every committed k row is read again at
 // every later step of its cycle (by the pre-kernel, or by each CTA of the key
@@ -169,11 +159,7 @@ struct RingIO<float> {
   }
   static __device__ __forceinline__ float4 Load4Keep(const float* p,
                                                      uint64_t pol) {
-    float4 v;
-    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p), "l"(pol));
-    return v;
+    return LoadHint4(p, pol);
   }
   static __device__ __forceinline__ void Store4Keep(float* p, float4 v,
                                                     uint64_t pol) {
@@ -307,11 +293,7 @@ __device__ __forceinline__ uint64_t StatePolicy(int cache) {
 __device__ __forceinline__ void CpAsync16Policy(void* smem, const void* gmem,
                                                 int cache, uint64_t pol) {
   if (cache == kCacheEvictLast || cache == kCacheReadOnce) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    asm volatile(
-        "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(
-            s),
-        "l"(gmem), "l"(pol));
+    CpAsync16Hint(smem, gmem, pol);
   } else {
     CpAsync16(smem, gmem);
   }

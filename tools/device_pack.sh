@@ -11,7 +11,7 @@
 #       (bench/ab_on_device.sh). .device/lib is shared: a library of our own
 #       (today only the tests' CPU reference) comes from the last build packed.
 #       The carry limit is 64 MiB (~10-12 MB per gdn_bench).
-#   tools/device_pack.sh --gzip [--into NAME] [//pkg:target ...]
+#   tools/device_pack.sh --gzip [--into NAME] [//pkg:target ...]   (either order)
 #       the binaries gzipped (3-4x smaller: ~3.5 MB per gdn_bench), for A/B
 #       runs of several builds; bench/unpack_device.sh (which the device
 #       scripts call first) unpacks them on the GPU machine.
@@ -26,17 +26,19 @@ cd "$(dirname "$0")/.."
 OUTPUT_BASE="${BAZEL_OUTPUT_BASE:-/root/.cache/bazel/ob_gdn}"
 DEST=bin
 GZIP_BINS=0
-if [ "${1:-}" = "--gzip" ]; then
-  GZIP_BINS=1
-  shift
-fi
-if [ "${1:-}" = "--into" ]; then
-  DEST="${2:?--into needs a folder name}"
-  case "$DEST" in
-    lib | */* | .*) echo "device_pack: bad folder name '$DEST'" >&2; exit 2 ;;
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --gzip) GZIP_BINS=1; shift ;;
+    --into)
+      DEST="${2:?--into needs a folder name}"
+      case "$DEST" in
+        lib | */* | .*) echo "device_pack: bad folder name '$DEST'" >&2; exit 2 ;;
+      esac
+      shift 2
+      ;;
+    *) break ;;
   esac
-  shift 2
-fi
+done
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(//gdn:reference_test //gdn:decode_test //gdn:conv_test
@@ -55,8 +57,10 @@ mkdir -p ".device/$DEST" .device/lib
 for t in "${TARGETS[@]}"; do
   path="${t#//}"
   path="${path/://}"
-  cp "$BIN/$path" ".device/$DEST/"
-  chmod u+w ".device/$DEST/$(basename "$path")"
+  bin=".device/$DEST/$(basename "$path")"
+  cp "$BIN/$path" "$bin"
+  chmod u+w "$bin"
+  if [ "$GZIP_BINS" = 1 ]; then gzip -f -6 "$bin"; fi
   ldd "$BIN/$path" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | \
@@ -67,10 +71,5 @@ for t in "${TARGETS[@]}"; do
   done
 done
 chmod -R u+w .device
-if [ "$GZIP_BINS" = 1 ]; then
-  for t in "${TARGETS[@]}"; do
-    gzip -f -6 ".device/$DEST/$(basename "${t##*:}")"
-  done
-fi
 echo "packed into .device/$DEST: $(ls ".device/$DEST" | tr '\n' ' ')"
 du -sh .device
