@@ -889,10 +889,9 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
          {"linear_slots", v.linear},
          {"sorted_slots", v.sorted},
          {"coef_route", static_cast<int>(v.route)},
-         {"precomputed",
-          v.route == gdn::ReplayCoefRoute::kPrecomputed ||
-              (v.route == gdn::ReplayCoefRoute::kAuto && ring == DType::kFp32 &&
-               gdn::ReplayCoefRouteFor(B, HV))},
+         {"precomputed", v.route == gdn::ReplayCoefRoute::kPrecomputed ||
+                             (v.route == gdn::ReplayCoefRoute::kAuto &&
+                              gdn::ReplayCoefRouteFor(B, HV))},
          {"L", kL},
          {"cycle_us", c.cycle_us},
          {"nonflush_us", c.nonflush_us},
