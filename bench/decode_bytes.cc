@@ -5,11 +5,12 @@ namespace {
 
 constexpr double kDim = 128;  // K = V
 
-// One ring entry of one row: k [H, K] and d [HV, V] in the ring's element
-// type, g [HV] in fp32.
+// One ring entry of one row: k [H, K] in bf16 with an fp32 norm scale per
+// key head, d [HV, V] in the ring's element type, g [HV] in fp32
+// (gdn/decode.h).
 double EntryBytes(DecodeShape s, int ring_elem_bytes) {
-  return (s.num_v_heads + s.num_k_heads) * kDim * ring_elem_bytes +
-         s.num_v_heads * 4.0;
+  return s.num_k_heads * (kDim * 2.0 + 4.0) +
+         s.num_v_heads * kDim * ring_elem_bytes + s.num_v_heads * 4.0;
 }
 
 double RowStateBytes(DecodeShape s) { return s.num_v_heads * StateHeadBytes(); }

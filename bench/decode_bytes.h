@@ -5,8 +5,9 @@
 //
 // Shapes: H key heads, HV value heads, K = V = 128, fp32 state [HV, V, K] per
 // sequence. Activations per decode row: q|k|v (bf16) and raw a, b (bf16) in,
-// o (bf16) out. A ring entry (one step of one row) holds k [H, K] and d
-// [HV, V] in the ring's element type and g [HV] in fp32.
+// o (bf16) out. A ring entry (one step of one row) holds k [H, K] in bf16
+// with one fp32 norm scale per key head, d [HV, V] in the ring's element
+// type and g [HV] in fp32 (gdn/decode.h).
 #ifndef ROLLOUT_BENCH_DECODE_BYTES_H_
 #define ROLLOUT_BENCH_DECODE_BYTES_H_
 
@@ -28,7 +29,7 @@ double PackedStepBytes(DecodeShape s, int batch);
 // together (the benchmark's cycle): L - 1 non-flush steps, each reading the
 // checkpoint and the n committed entries (n = 0 .. L - 2) and appending one,
 // then the flush, which reads the checkpoint and L - 1 entries and writes the
-// state. `ring_elem_bytes`: 4 (fp32 ring) or 2 (bf16 ring).
+// state. `ring_elem_bytes`: the d element, 4 (fp32 ring) or 2 (bf16 ring).
 double ReplayNonFlushBytes(DecodeShape s, int batch, int L,
                            int ring_elem_bytes);  // all L - 1 steps together
 double ReplayFlushBytes(DecodeShape s, int batch, int L, int ring_elem_bytes);

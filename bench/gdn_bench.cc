@@ -207,8 +207,9 @@ struct Setup {
   uint16_t* b = nullptr;
   float* A_log = nullptr;  // [HV]
   float* dt_bias = nullptr;
-  uint16_t* o = nullptr;   // [B, HV*V]
-  void* ring_k = nullptr;  // fp32 or bf16 rings, per slot
+  uint16_t* o = nullptr;       // [B, HV*V]
+  uint16_t* ring_k = nullptr;  // rings per slot: bf16 k rows + scales,
+  float* ring_ks = nullptr;    // d fp32 or bf16 (ring_dtype)
   void* ring_d = nullptr;
   float* ring_g = nullptr;
   DType ring_dtype = DType::kFp32;
@@ -217,8 +218,8 @@ struct Setup {
 
   void Free() {
     FreeAll(state, sets, sets_lin, sets_sorted, half_on, half_off, mixed_rings,
-            cursors, stag_cursors, qkv, a, b, A_log, dt_bias, o, ring_k, ring_d,
-            ring_g, coef);
+            cursors, stag_cursors, qkv, a, b, A_log, dt_bias, o, ring_k,
+            ring_ks, ring_d, ring_g, coef);
   }
 
   // The slot list of set `set` (scattered, scattered in ascending order, or
@@ -231,16 +232,19 @@ struct Setup {
   }
 
   void AllocRing(DType dt, cudaStream_t s) {
-    FreeAll(ring_k, ring_d, ring_g);
+    FreeAll(ring_k, ring_ks, ring_d, ring_g);
     ring_dtype = dt;
     const size_t e = gdn::DTypeBytes(dt);
     const size_t nk = static_cast<size_t>(num_slots) * H * kL * kD;
+    const size_t nks = static_cast<size_t>(num_slots) * H * kL;
     const size_t nd = static_cast<size_t>(num_slots) * HV * kL * kD;
-    ring_k = Alloc<uint8_t>(nk * e);
+    ring_k = Alloc<uint16_t>(nk);
+    ring_ks = Alloc<float>(nks);
     ring_d = Alloc<uint8_t>(nd * e);
     ring_g = Alloc<float>(static_cast<size_t>(num_slots) * HV * kL);
     // Written before read by the cycle order; zeroed so nothing is garbage.
-    CK(cudaMemsetAsync(ring_k, 0, nk * e, s));
+    CK(cudaMemsetAsync(ring_k, 0, nk * 2, s));
+    CK(cudaMemsetAsync(ring_ks, 0, nks * 4, s));
     CK(cudaMemsetAsync(ring_d, 0, nd * e, s));
     CK(cudaMemsetAsync(ring_g, 0, num_slots * HV * kL * 4ull, s));
   }
@@ -372,6 +376,7 @@ gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
   p.ring.length = kL;
   p.ring.dtype = st.ring_dtype;
   p.ring.k = st.ring_k;
+  p.ring.k_scale = st.ring_ks;
   p.ring.d = st.ring_d;
   p.ring.g = st.ring_g;
   p.ring.num_ring_slots = st.num_slots;

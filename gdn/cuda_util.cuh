@@ -29,12 +29,16 @@ __device__ __forceinline__ uint16_t FloatToBf16(float x) {
   return __bfloat16_as_ushort(__float2bfloat16_rn(x));
 }
 
-// 4 consecutive bf16 (8 bytes, 8-byte aligned) -> float4.
-__device__ __forceinline__ float4 LoadBf16x4(const uint16_t* p) {
-  const uint2 u = *reinterpret_cast<const uint2*>(p);
+// 4 consecutive bf16 (as 8 bytes) -> float4.
+__device__ __forceinline__ float4 Bf16x4ToFloat4(uint2 u) {
   return make_float4(
       __uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u),
       __uint_as_float(u.y << 16), __uint_as_float(u.y & 0xffff0000u));
+}
+
+// 4 consecutive bf16 (8 bytes, 8-byte aligned) -> float4.
+__device__ __forceinline__ float4 LoadBf16x4(const uint16_t* p) {
+  return Bf16x4ToFloat4(*reinterpret_cast<const uint2*>(p));
 }
 
 __device__ __forceinline__ void StoreBf16x4(uint16_t* p, float4 v) {

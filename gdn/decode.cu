@@ -40,11 +40,15 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
     return Invalid(who, absl::StrCat("ring length must be in [1, ", kMaxRing,
                                      "], got ", ring.length));
   }
-  if (ring.k == nullptr || ring.d == nullptr || ring.g == nullptr) {
-    return Invalid(who, "ring k, d and g must be set");
+  if (ring.k == nullptr || ring.k_scale == nullptr || ring.d == nullptr ||
+      ring.g == nullptr) {
+    return Invalid(who, "ring k, k_scale, d and g must be set");
   }
-  if (!Aligned(ring.k, 16) || !Aligned(ring.d, 16) || !Aligned(ring.g, 4)) {
-    return Invalid(who, "ring buffers must be 16-byte aligned");
+  if (!Aligned(ring.k, 16) || !Aligned(ring.d, 16)) {
+    return Invalid(who, "ring k and d must be 16-byte aligned");
+  }
+  if (!Aligned(ring.k_scale, 4) || !Aligned(ring.g, 4)) {
+    return Invalid(who, "ring k_scale and g must be 4-byte aligned");
   }
   if (ring.num_ring_slots <= 0) return Invalid(who, "num_ring_slots <= 0");
   return absl::OkStatus();
@@ -70,6 +74,18 @@ DecodeArgs BaseArgs(const GdnDecodeParams& p) {
   a.o_stride = p.o_row_stride;
   a.o_fp32 = p.o_dtype == DType::kFp32;
   return a;
+}
+
+// The ring and cursor fields of a ReplaySSM launch's DecodeArgs.
+void SetRing(const GdnReplayRing& ring, const int32_t* ring_indices,
+             const int32_t* write_pos, DecodeArgs* a) {
+  a->ring_k = ring.k;
+  a->ring_ks = ring.k_scale;
+  a->ring_d = ring.d;
+  a->ring_g = ring.g;
+  a->L = ring.length;
+  a->ring_idx = ring_indices;
+  a->write_pos = write_pos;
 }
 
 // DecodeArgs::cache of a launch.
@@ -221,9 +237,9 @@ absl::Status GdnDecodeParams::Validate() const {
 int64_t GdnReplayRing::SlotBytes(int num_k_heads, int num_v_heads, int head_dim,
                                  int length, DType dtype) {
   const int64_t e = DTypeBytes(dtype);
+  const int64_t k_bytes = 2LL * num_k_heads * head_dim + 4LL * num_k_heads;
   return static_cast<int64_t>(length) *
-         (e * num_k_heads * head_dim + e * num_v_heads * head_dim +
-          4LL * num_v_heads);
+         (k_bytes + e * num_v_heads * head_dim + 4LL * num_v_heads);
 }
 
 absl::Status GdnReplayParams::Validate() const {
@@ -314,12 +330,7 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   if (params.step.batch == 0) return absl::OkStatus();
   DecodeArgs a = BaseArgs(params.step);
   a.cache = CacheOf(params.step, true);
-  a.ring_k = params.ring.k;
-  a.ring_d = params.ring.d;
-  a.ring_g = params.ring.g;
-  a.L = params.ring.length;
-  a.ring_idx = params.ring_indices;
-  a.write_pos = params.write_pos;
+  SetRing(params.ring, params.ring_indices, params.write_pos, &a);
   a.force = params.force_flush;
   const bool pdl = params.step.pdl;
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
@@ -366,12 +377,7 @@ absl::Status LaunchGdnReplayFold(const GdnReplayFoldParams& params,
   a.r = params.num_v_heads / params.num_k_heads;
   a.state = params.state;
   a.slots = params.slot_indices;
-  a.ring_k = params.ring.k;
-  a.ring_d = params.ring.d;
-  a.ring_g = params.ring.g;
-  a.L = params.ring.length;
-  a.ring_idx = params.ring_indices;
-  a.write_pos = params.write_pos;
+  SetRing(params.ring, params.ring_indices, params.write_pos, &a);
   return Launched(params.ring.dtype == DType::kBf16
                       ? internal::LaunchReplayFoldKernelBf16(a, stream)
                       : internal::LaunchReplayFoldKernelF32(a, stream),

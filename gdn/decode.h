@@ -20,11 +20,16 @@
 //            order its decode rows by slot should.
 //   o        [B, o_row_stride], row b = [HV, V], bf16 or fp32 (o_dtype).
 //   ReplaySSM ring pool (one per GDN layer), ring slot = ring_indices[b]:
-//     k  [num_ring_slots, H, L, K]   L2-normalised, unscaled k per key head
-//     d  [num_ring_slots, HV, L, V]  d_t = beta (v - alpha S_{t-1} k): the
-//                                    rank-1 update S_t - alpha S_{t-1}
-//     g  [num_ring_slots, HV, L]     log decay, always fp32
-//     k and d are fp32 (default, exact) or bf16 (ring.dtype).
+//     k        [num_ring_slots, H, L, K]   bf16: k as it came in q|k|v,
+//                                          before its L2 norm
+//     k_scale  [num_ring_slots, H, L]      fp32: that norm's scale 1/|k|,
+//                                          so k_j = k * k_scale exactly (an
+//                                          fp32 row in half the bytes)
+//     d        [num_ring_slots, HV, L, V]  d_t = beta (v - alpha S_{t-1} k):
+//                                          the rank-1 update S_t - alpha
+//                                          S_{t-1}
+//     g        [num_ring_slots, HV, L]     log decay, always fp32
+//     d is fp32 (default: the ring is exact) or bf16 (ring.dtype).
 //   coef     [B, HV, 2 L + 4] fp32 scratch of the ReplaySSM launch's
 //            precomputed coefficient route (GdnReplayParams::coef_scratch).
 //
@@ -143,11 +148,16 @@ struct GdnDecodeParams {
   absl::Status Validate() const;
 };
 
-// A layer's ReplaySSM ring pool.
+// A layer's ReplaySSM ring pool. The k rows are kept as the bf16 keys of the
+// q|k|v rows (the kernels' only input format) plus one fp32 norm scale per
+// row, which gives every kernel the same fp32 k_j an fp32 row would hold:
+// the default ring stays exact while its k bytes halve (at 16/16, with one
+// k row per d row, a quarter of the fp32 ring's bytes).
 struct GdnReplayRing {
   int length = 16;             // L (1..64)
-  DType dtype = DType::kFp32;  // of k and d (g is fp32)
-  void* k = nullptr;           // [num_ring_slots, H, L, K]
+  DType dtype = DType::kFp32;  // of d (k is bf16 + k_scale, g is fp32)
+  uint16_t* k = nullptr;       // [num_ring_slots, H, L, K] bf16, raw
+  float* k_scale = nullptr;    // [num_ring_slots, H, L]
   void* d = nullptr;           // [num_ring_slots, HV, L, V]
   float* g = nullptr;          // [num_ring_slots, HV, L]
   int64_t num_ring_slots = 0;  // pool size (for checks only)

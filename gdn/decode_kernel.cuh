@@ -93,7 +93,8 @@ struct DecodeArgs {
   void* o = nullptr;
   int64_t o_stride = 0;
   bool o_fp32 = false;
-  void* ring_k = nullptr;
+  uint16_t* ring_k = nullptr;  // raw bf16 k rows (decode.h)
+  float* ring_ks = nullptr;    // their norm scales
   void* ring_d = nullptr;
   float* ring_g = nullptr;
   int L = 1;
@@ -133,61 +134,28 @@ struct Tile {
 constexpr int kStageJ = 16;
 
 // Dynamic shared memory of a kernel: the state tile, plus the staged ring
-// (k rows [kStageJ][K] unless the coefficients come precomputed, and this
-// block's d [kStageJ][kBv]).
+// (bf16 k rows [kStageJ][K] unless the coefficients come precomputed, and
+// this block's d [kStageJ][kBv]).
 template <class T, typename RingT, bool kStage, bool kCoef>
 constexpr int SmemBytes() {
-  return T::kTileBytes + (kStage ? kStageJ * ((kCoef ? 0 : kDim) + T::kBv) *
-                                       static_cast<int>(sizeof(RingT))
-                                 : 0);
+  return T::kTileBytes +
+         (kStage ? kStageJ * ((kCoef ? 0 : kDim * 2) +
+                              T::kBv * static_cast<int>(sizeof(RingT)))
+                 : 0);
 }
 
-// Ring element IO for fp32 and bf16 rings.
+// Ring d element IO for fp32 and bf16 rings.
 template <typename RingT>
 struct RingIO;
 
-// The ring's k rows are kept in L2 (evict-last reads, appends and staged
-// copies, with EvictLastPolicy()): every committed k row is read again at
-// every later step of its cycle (by the pre-kernel, or by each CTA of the key
-// group on the fused route), while the non-flush steps stream the state past
-// them once (kCacheReadOnce). Runs 22-24 (H200): non-flush steps 1-2.5 %
-// faster at B = 128-256 (where the k rows fit in L2), the B = 1 flush 10 %.
 template <>
 struct RingIO<float> {
-  static __device__ __forceinline__ float4 Load4(const float* p) {
-    return *reinterpret_cast<const float4*>(p);
-  }
-  static __device__ __forceinline__ float4 Load4Keep(const float* p,
-                                                     uint64_t pol) {
-    return LoadHint4(p, pol);
-  }
-  static __device__ __forceinline__ void Store4Keep(float* p, float4 v,
-                                                    uint64_t pol) {
-    StoreHint4(p, v, pol);
-  }
-  static __device__ __forceinline__ void Store4(float* p, float4 v) {
-    *reinterpret_cast<float4*>(p) = v;
-  }
   static __device__ __forceinline__ float Load(const float* p) { return *p; }
   static __device__ __forceinline__ void Store(float* p, float v) { *p = v; }
 };
 
 template <>
 struct RingIO<uint16_t> {
-  static __device__ __forceinline__ float4 Load4(const uint16_t* p) {
-    return LoadBf16x4(p);
-  }
-  static __device__ __forceinline__ float4 Load4Keep(const uint16_t* p,
-                                                     uint64_t) {
-    return LoadBf16x4(p);
-  }
-  static __device__ __forceinline__ void Store4Keep(uint16_t* p, float4 v,
-                                                    uint64_t) {
-    StoreBf16x4(p, v);
-  }
-  static __device__ __forceinline__ void Store4(uint16_t* p, float4 v) {
-    StoreBf16x4(p, v);
-  }
   static __device__ __forceinline__ float Load(const uint16_t* p) {
     return Bf16ToFloat(*p);
   }
@@ -195,6 +163,41 @@ struct RingIO<uint16_t> {
     *p = FloatToBf16(v);
   }
 };
+
+// The ring's k rows (raw bf16 with a norm scale per row, decode.h) are kept
+// in L2 (evict-last reads, appends and staged copies, with
+// EvictLastPolicy()): every committed k row is read again at every later step
+// of its cycle (by the pre-kernel, or by each CTA of the key group on the
+// fused route), while the non-flush steps stream the state past them once
+// (kCacheReadOnce). Runs 22-24 (H200): non-flush steps 1-2.5 % faster at
+// B = 128-256 (where the k rows fit in L2), the B = 1 flush 10 %.
+//
+// Columns 4 l .. 4 l + 3 of a k row (unscaled: the weights carry the scale,
+// RingWeights).
+__device__ __forceinline__ float4 LoadKRow4(const uint16_t* p) {
+  return LoadBf16x4(p);
+}
+__device__ __forceinline__ float4 LoadKRow4Keep(const uint16_t* p,
+                                                uint64_t pol) {
+  return Bf16x4ToFloat4(LoadHint8(p, pol));
+}
+
+// Appends this step's k at ring entry n of the row's key head: the bf16 key
+// of the q|k|v row `k_in` copied as it is (256 bytes over the kTpr lanes t of
+// one row group) and its norm scale `rk` (k_j = k_in * rk, the row the fp32
+// recurrence uses).
+template <int kTpr>
+__device__ __forceinline__ void AppendRingK(const uint16_t* k_in, uint16_t* dst,
+                                            float* scale_dst, float rk, int t) {
+  constexpr int kChunks = kDim * 2 / 16;  // 16-byte chunks of a bf16 row
+  const uint64_t keep = EvictLastPolicy();
+#pragma unroll
+  for (int c = t; c < kChunks; c += kTpr) {
+    StoreHint16(dst + c * 8, *reinterpret_cast<const uint4*>(k_in + c * 8),
+                keep);
+  }
+  if (t == 0) *scale_dst = rk;
+}
 
 __device__ __forceinline__ float Dot4(float4 a, float4 b) {
   return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
@@ -238,10 +241,12 @@ __device__ __forceinline__ void GridLaunchDependents() {
 // Ring weights of n entries from the lane's g values (x0 = g_lane, x1 =
 // g_{lane+32}, zero at or past n), computed identically by every warp: lane l
 // gets w_l and w_{l+32} (w_j = exp(sum_{j<i<n} g_i), suffix sums: all <= 1)
-// and the checkpoint decay A = exp(sum_{i<n} g_i).
-__device__ __forceinline__ void RingWeights(float x0, float x1, int lane,
-                                            float* w_lo, float* w_hi,
-                                            float* A) {
+// and the checkpoint decay A = exp(sum_{i<n} g_i). Every use of w_j
+// multiplies the raw k row j, so the weights carry that row's norm scale
+// (s0 = s_lane, s1 = s_{lane+32}, zero at or past n).
+__device__ __forceinline__ void RingWeights(float x0, float x1, float s0,
+                                            float s1, int lane, float* w_lo,
+                                            float* w_hi, float* A) {
 #pragma unroll
   for (int off = 1; off < 32; off *= 2) {
     const float y0 = __shfl_down_sync(0xffffffffu, x0, off);
@@ -256,8 +261,8 @@ __device__ __forceinline__ void RingWeights(float x0, float x1, int lane,
   // Exclusive: the suffix starting after j.
   const float n0 = __shfl_down_sync(0xffffffffu, x0, 1);
   const float n1 = __shfl_down_sync(0xffffffffu, x1, 1);
-  *w_lo = expf(lane == 31 ? total_hi : n0);
-  *w_hi = expf(lane == 31 ? 0.0f : n1);
+  *w_lo = expf(lane == 31 ? total_hi : n0) * s0;
+  *w_hi = expf(lane == 31 ? 0.0f : n1) * s1;
   *A = expf(__shfl_sync(0xffffffffu, x0, 0));
 }
 
@@ -324,9 +329,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   constexpr bool kStageK = kStage && !kCoef;  // k rows staged too
   static_assert(!kStage || kBv * kE >= 16, "staged d rows need 16 bytes");
   extern __shared__ float4 smem_tile4[];
-  float* tile = reinterpret_cast<float*>(smem_tile4);       // [kBv][K]
-  RingT* ks = reinterpret_cast<RingT*>(tile + kBv * kDim);  // [kStageJ][K]
-  RingT* ds = ks + (kStageK ? kStageJ * kDim : 0);          // [kStageJ][kBv]
+  float* tile = reinterpret_cast<float*>(smem_tile4);  // [kBv][K]
+  uint16_t* ks =
+      reinterpret_cast<uint16_t*>(tile + kBv * kDim);  // [kStageJ][K]
+  RingT* ds = reinterpret_cast<RingT*>(
+      ks + (kStageK ? kStageJ * kDim : 0));  // [kStageJ][kBv]
   __shared__ float sh_cq[kMaxRing], sh_ck[kMaxRing], sh_w[kMaxRing];
   __shared__ float sh_coef[kFoldChunk][kBv];
 
@@ -372,22 +379,24 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // ---- Ring cursor.
   int n = 0;
   bool flush = true;
-  const RingT* ring_k = nullptr;  // [L, K] of this key head
+  uint16_t* ring_k = nullptr;     // [L, K] of this key head (raw bf16)
+  float* ring_ks = nullptr;       // [L] their norm scales
   RingT* ring_d = nullptr;        // [L, V] of this value head
   const float* ring_g = nullptr;  // [L] of this value head
   if constexpr (kMode != DecodeMode::kPacked) {
     if (rslot >= 0) {
       n = min(max(wp, 0), p.L - 1);  // a corrupt cursor cannot leave the ring
       flush = n == p.L - 1 || forced;
-      ring_k = static_cast<const RingT*>(p.ring_k) +
-               (static_cast<int64_t>(rslot) * p.H + kh) * p.L * kDim;
+      const int64_t kr = static_cast<int64_t>(rslot) * p.H + kh;
+      ring_k = p.ring_k + kr * p.L * kDim;
+      ring_ks = p.ring_ks + kr * p.L;
       ring_d = static_cast<RingT*>(p.ring_d) +
                (static_cast<int64_t>(rslot) * p.HV + h) * p.L * kDim;
       ring_g = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
     }
   }
   // Entry j's k row and d value: shared memory when staged, else global.
-  auto krow = [&](int j) -> const RingT* {
+  auto krow = [&](int j) -> const uint16_t* {
     return (kStageK && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
   };
   auto dptr = [&](int j, int vl) -> const RingT* {
@@ -398,12 +407,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // ---- Stage the ring (commit group 1, small) and the state tile (group 2).
   if constexpr (kStage) {
     const int m = min(n, kStageJ);  // 0 for OFF rows
-    constexpr int kKChunks = kDim * kE / 16, kDChunks = kBv * kE / 16;
-    constexpr int kPer = 16 / kE;  // elements per 16-byte chunk
+    constexpr int kKChunks = kDim * 2 / 16, kDChunks = kBv * kE / 16;
+    constexpr int kPer = 16 / kE;  // d elements per 16-byte chunk
     const uint64_t keep = kStageK ? EvictLastPolicy() : 0;
     for (int c = threadIdx.x; kStageK && c < m * kKChunks; c += T::kThreads) {
       const int j = c / kKChunks, q = c % kKChunks;
-      CpAsync16Policy(ks + j * kDim + q * kPer, ring_k + j * kDim + q * kPer,
+      CpAsync16Policy(ks + j * kDim + q * 8, ring_k + j * kDim + q * 8,
                       kCacheEvictLast, keep);
     }
     for (int c = threadIdx.x; c < m * kDChunks; c += T::kThreads) {
@@ -430,14 +439,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   // ---- Unstaged kernels prefetch the non-flush step's ring reads into
   // registers (entries < L are valid memory; masked by n later).
-  float gl0 = 0.f, gl1 = 0.f;
+  float gl0 = 0.f, gl1 = 0.f, sl0 = 0.f, sl1 = 0.f;
   float4 kj[kStage ? 1 : T::kPreJ];
   float dj[kRows][kStage ? 1 : T::kPreD];
   if constexpr (kMode != DecodeMode::kPacked) {
-    // (With precomputed coefficients only the flush needs g.)
+    // (With precomputed coefficients only the flush needs g and the k
+    // scales.)
     if (rslot >= 0 && (!kCoef || flush)) {
       gl0 = lane < p.L ? ring_g[lane] : 0.f;
       gl1 = lane + 32 < p.L ? ring_g[lane + 32] : 0.f;
+      sl0 = lane < n ? ring_ks[lane] : 0.f;
+      sl1 = lane + 32 < n ? ring_ks[lane + 32] : 0.f;
     }
   }
   if constexpr (kRep && !kStage) {
@@ -446,7 +458,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     for (int i = 0; i < (kCoef ? 0 : T::kPreJ); ++i) {
       const int j = warp + i * kWarps;
       kj[i] = (rslot >= 0 && j < p.L)
-                  ? RingIO<RingT>::Load4Keep(ring_k + j * kDim + lane * 4, keep)
+                  ? LoadKRow4Keep(ring_k + j * kDim + lane * 4, keep)
                   : Zero4();
     }
 #pragma unroll
@@ -559,12 +571,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
       }
       if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
-        RingT* kdst = const_cast<RingT*>(ring_k) + n * kDim;
-        const uint64_t keep = EvictLastPolicy();
-#pragma unroll
-        for (int m = 0; m < kVec; ++m) {
-          RingIO<RingT>::Store4Keep(kdst + (m * kTpr + t) * 4, k[m], keep);
-        }
+        AppendRingK<kTpr>(x + (p.H + kh) * kDim, ring_k + n * kDim, ring_ks + n,
+                          rk, t);
       }
       if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
       return;
@@ -575,8 +583,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     if (!flush) {
       // ================= History route (no state write) =================
       float w_lo, w_hi, A;
-      RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, lane, &w_lo,
-                  &w_hi, &A);
+      RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, sl0, sl1,
+                  lane, &w_lo, &w_hi, &A);
       ql = Scale4(ql, rsqrtf(GroupSum<32>(Dot4(ql, ql)) + kL2Eps) * kQScale);
       kl = Scale4(kl, rsqrtf(GroupSum<32>(Dot4(kl, kl)) + kL2Eps));
       if constexpr (kStage) {
@@ -588,8 +596,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (int i = 0; i < T::kPreJ; ++i) {
         const int j = warp + i * kWarps;
         if (j < n) {
-          const float4 kv = kStage ? RingIO<RingT>::Load4(krow(j) + lane * 4)
-                                   : kj[kStage ? 0 : i];
+          const float4 kv =
+              kStage ? LoadKRow4(krow(j) + lane * 4) : kj[kStage ? 0 : i];
           const float dq = GroupSum<32>(Dot4(kv, ql));
           const float dk = GroupSum<32>(Dot4(kv, kl));
           const float wj = WeightOf(j, w_lo, w_hi);
@@ -600,7 +608,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
       }
       for (int j = warp + T::kPreJ * kWarps; j < n; j += kWarps) {
-        const float4 kv = RingIO<RingT>::Load4(krow(j) + lane * 4);
+        const float4 kv = LoadKRow4(krow(j) + lane * 4);
         const float dq = GroupSum<32>(Dot4(kv, ql));
         const float dk = GroupSum<32>(Dot4(kv, kl));
         const float wj = WeightOf(j, w_lo, w_hi);
@@ -669,12 +677,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       // Append k once per key group (first value head, first v-block) and g
       // once per value head.
       if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
-        RingT* kdst = const_cast<RingT*>(ring_k) + n * kDim;
-        const uint64_t keep = EvictLastPolicy();
-#pragma unroll
-        for (int m = 0; m < kVec; ++m) {
-          RingIO<RingT>::Store4Keep(kdst + (m * kTpr + t) * 4, k[m], keep);
-        }
+        AppendRingK<kTpr>(x + (p.H + kh) * kDim, ring_k + n * kDim, ring_ks + n,
+                          rk, t);
       }
       if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
       return;
@@ -695,8 +699,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   if constexpr (kMode != DecodeMode::kPacked) {
     if (n > 0) {
       float w_lo, w_hi, A;
-      RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, lane, &w_lo,
-                  &w_hi, &A);
+      RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, sl0, sl1,
+                  lane, &w_lo, &w_hi, &A);
       if constexpr (!kInPlaceCoef) {
         if (warp == 0) {
           sh_w[lane] = w_lo;
@@ -723,8 +727,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         float4 kc[kFoldChunk];
 #pragma unroll
         for (int jj = 0; jj < kFoldChunk; ++jj) {
-          kc[jj] = c0 + jj < n ? RingIO<RingT>::Load4(krow(c0 + jj) + lane * 4)
-                               : Zero4();
+          kc[jj] = c0 + jj < n ? LoadKRow4(krow(c0 + jj) + lane * 4) : Zero4();
         }
         __syncthreads();  // coefficients visible
         for (int v = warp; v < kBv; v += kWarps) {
@@ -886,111 +889,10 @@ cudaError_t LaunchDecodeStaged(DecodeTile tile, bool stage, const DecodeArgs& a,
                : LaunchDecodeForTile<kMode, RingT, false>(tile, a, stream, pdl);
 }
 
-// ReplaySSM coefficient pre-kernel (DecodeMode::kReplayCoef): one warp per
-// (decode row, key head) of a non-flush ON row. It computes the dots
-// k_j . q and k_j . k of the row's n ring entries once (instead of once per
-// CTA of every value head and v-block of the key group), then for each of
-// the r value heads of the group the weights w_j and A from that head's g
-// entries, and writes the record c^q_j = w_j (k_j . q), c^k_j = w_j (k_j . k),
-// A (DecodeArgs::coef). Reads the ring, q|k|v and the cursors; writes only
-// the records. It lets a dependent (PDL) decode launch start streaming its
-// state at once.
-constexpr int kCoefWarps = 4;
-constexpr int kCoefChunk = 16;  // entries per reduction pass
-
-// Butterfly reduce-scatter over a warp: afterwards lane l holds the sum over
-// all lanes of v[l] (31 shuffles for 32 sums instead of 5 each). Step kO
-// halves the live values: lanes with bit kO keep the upper half.
-template <int kO>
-__device__ __forceinline__ void ReduceScatterStep(float (&v)[32], int lane) {
-  const bool upper = (lane & kO) != 0;
-#pragma unroll
-  for (int i = 0; i < kO; ++i) {
-    const float send = upper ? v[i] : v[i + kO];
-    const float keep = upper ? v[i + kO] : v[i];
-    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, kO);
-  }
-}
-__device__ __forceinline__ float ReduceScatter32(float (&v)[32], int lane) {
-  ReduceScatterStep<16>(v, lane);
-  ReduceScatterStep<8>(v, lane);
-  ReduceScatterStep<4>(v, lane);
-  ReduceScatterStep<2>(v, lane);
-  ReduceScatterStep<1>(v, lane);
-  return v[0];
-}
-
-template <typename RingT>
-__global__ void __launch_bounds__(32 * kCoefWarps)
-    ReplayCoefKernel(const DecodeArgs p) {
-  GridLaunchDependents();
-  const int lane = threadIdx.x & 31;
-  const int pair = blockIdx.x * kCoefWarps + (threadIdx.x >> 5);
-  if (pair >= p.batch * p.H) return;
-  const int row = pair / p.H, kh = pair % p.H;
-  const int slot = p.slots[row], rslot = p.ring_idx[row];
-  const int wp = p.write_pos[row];
-  const bool forced = p.force != nullptr && p.force[row] != 0;
-  if (slot < 0 || rslot < 0) return;  // padding or OFF row
-  const int n = min(max(wp, 0), p.L - 1);
-  if (n == p.L - 1 || forced) return;  // flush row: folds, no coefficients
-  const RingT* rk = static_cast<const RingT*>(p.ring_k) +
-                    (static_cast<int64_t>(rslot) * p.H + kh) * p.L * kDim;
-  const uint16_t* x = p.qkv + static_cast<int64_t>(row) * p.qkv_stride;
-  float4 q = LoadBf16x4(x + kh * kDim + lane * 4);
-  float4 k = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
-  q = Scale4(q, rsqrtf(GroupSum<32>(Dot4(q, q)) + kL2Eps) * kQScale);
-  k = Scale4(k, rsqrtf(GroupSum<32>(Dot4(k, k)) + kL2Eps));
-  // Dots of chunk c: lane l < 16 holds k_j . q, lane 16 + l holds k_j . k,
-  // j = 16 c + l.
-  constexpr int kChunks = (kMaxRing + kCoefChunk - 1) / kCoefChunk;
-  const uint64_t keep = EvictLastPolicy();
-  float dots[kChunks];
-#pragma unroll
-  for (int c = 0; c < kChunks; ++c) {
-    dots[c] = 0.f;
-    if (c * kCoefChunk >= n) continue;
-    float v[32];
-#pragma unroll
-    for (int jj = 0; jj < kCoefChunk; ++jj) {
-      const int j = c * kCoefChunk + jj;
-      const float4 kv =
-          j < n ? RingIO<RingT>::Load4Keep(rk + j * kDim + lane * 4, keep)
-                : Zero4();
-      v[jj] = Dot4(kv, q);
-      v[kCoefChunk + jj] = Dot4(kv, k);
-    }
-    dots[c] = ReduceScatter32(v, lane);
-  }
-  const int jl = lane & (kCoefChunk - 1);
-  const int half = lane < kCoefChunk ? 0 : p.L;  // c^q or c^k
-  for (int i = 0; i < p.r; ++i) {
-    const int h = kh * p.r + i;
-    const float* gh = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
-    const float g0 = lane < n ? gh[lane] : 0.f;
-    const float g1 = lane + 32 < n ? gh[lane + 32] : 0.f;
-    float w_lo, w_hi, A;
-    RingWeights(g0, g1, lane, &w_lo, &w_hi, &A);
-    float* rec =
-        p.coef + (static_cast<int64_t>(row) * p.HV + h) * p.coef_stride;
-#pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-      const int j = c * kCoefChunk + jl;
-      const float w = __shfl_sync(0xffffffffu, c < 2 ? w_lo : w_hi, j & 31);
-      if (j < n) rec[half + j] = w * dots[c];
-    }
-    if (lane == 0) rec[2 * p.L] = A;
-  }
-}
-
-template <typename RingT>
-cudaError_t LaunchReplayCoef(const DecodeArgs& a, cudaStream_t stream) {
-  const int64_t blocks =
-      (static_cast<int64_t>(a.batch) * a.H + kCoefWarps - 1) / kCoefWarps;
-  ReplayCoefKernel<RingT>
-      <<<static_cast<unsigned>(blocks), 32 * kCoefWarps, 0, stream>>>(a);
-  return cudaSuccess;
-}
+// ReplaySSM coefficient pre-kernel of the precomputed route
+// (decode_replay_prekernel.cu): the records DecodeMode::kReplayCoef reads.
+// The ring's k rows are bf16 for either ring dtype, so one kernel serves both.
+cudaError_t LaunchReplayCoef(const DecodeArgs& a, cudaStream_t stream);
 
 // The precomputed route: the pre-kernel, then the decode kernel reading its
 // records.
@@ -998,8 +900,7 @@ template <typename RingT>
 cudaError_t LaunchReplayCoefDecode(DecodeTile tile, bool stage,
                                    const DecodeArgs& a, cudaStream_t stream,
                                    bool pdl) {
-  if (const cudaError_t e = LaunchReplayCoef<RingT>(a, stream);
-      e != cudaSuccess) {
+  if (const cudaError_t e = LaunchReplayCoef(a, stream); e != cudaSuccess) {
     return e;
   }
   return LaunchDecodeStaged<DecodeMode::kReplayCoef, RingT>(tile, stage, a,

@@ -1,7 +1,7 @@
 // ReplaySSM decode with precomputed ring coefficients, bf16 ring: the
-// coefficient pre-kernel (dots of the bf16 k rows), then the decode kernel
-// (DecodeMode::kReplayCoef; its flush folds through shared coefficients, not
-// in place: the staged entries are bf16).
+// coefficient pre-kernel, then the decode kernel (DecodeMode::kReplayCoef;
+// its flush folds through shared coefficients, not in place: the staged d
+// entries are bf16).
 #include "gdn/decode_kernel.cuh"
 
 namespace rollout::gdn::internal {

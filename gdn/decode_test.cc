@@ -341,15 +341,19 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   const int64_t ring_bytes = GdnReplayRing::SlotBytes(
       d.num_k_heads, d.num_v_heads, kD, L, c.ring_dtype);
   const int e = DTypeBytes(c.ring_dtype);
-  DeviceBuffer<uint8_t> rk(static_cast<size_t>(num_rings) * d.num_k_heads * L *
-                           kD * e);
+  // k: raw bf16 rows and their fp32 norm scales, whatever the ring dtype.
+  DeviceBuffer<uint16_t> rk(static_cast<size_t>(num_rings) * d.num_k_heads * L *
+                            kD);
+  DeviceBuffer<float> rks(static_cast<size_t>(num_rings) * d.num_k_heads * L);
   DeviceBuffer<uint8_t> rd(static_cast<size_t>(num_rings) * d.num_v_heads * L *
                            kD * e);
   DeviceBuffer<float> rg(static_cast<size_t>(num_rings) * d.num_v_heads * L);
-  ASSERT_EQ(rk.bytes() + rd.bytes() + rg.bytes(),
+  ASSERT_EQ(rk.bytes() + rks.bytes() + rd.bytes() + rg.bytes(),
             static_cast<size_t>(num_rings * ring_bytes));
-  // Garbage in the rings: entries past the cursor must never be read.
+  // Garbage in the rings (NaN scales and weights): entries past the cursor
+  // must never be read.
   ASSERT_EQ(rk.Fill(0xff), cudaSuccess);
+  ASSERT_EQ(rks.Fill(0xff), cudaSuccess);
   ASSERT_EQ(rd.Fill(0xff), cudaSuccess);
   ASSERT_EQ(rg.Fill(0xff), cudaSuccess);
   DeviceBuffer<float> A_log = ToDevice(l.A_log), dt_bias = ToDevice(l.dt_bias);
@@ -373,6 +377,7 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   p.ring.length = L;
   p.ring.dtype = c.ring_dtype;
   p.ring.k = rk.get();
+  p.ring.k_scale = rks.get();
   p.ring.d = rd.get();
   p.ring.g = rg.get();
   p.ring.num_ring_slots = num_rings;
@@ -709,21 +714,21 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
     }
   }
 
+  // k rows bf16 + one fp32 scale each, d in the ring dtype, g fp32.
   EXPECT_EQ(GdnReplayRing::SlotBytes(16, 32, 128, 16, DType::kFp32),
-            16LL * (16 * 128 * 4 + 32 * 128 * 4 + 32 * 4));
+            16LL * (16 * 128 * 2 + 16 * 4 + 32 * 128 * 4 + 32 * 4));
+  EXPECT_EQ(GdnReplayRing::SlotBytes(16, 16, 128, 8, DType::kBf16),
+            8LL * (16 * 128 * 2 + 16 * 4 + 16 * 128 * 2 + 16 * 4));
 }
 
-// The coefficient scratch of the precomputed route: required by
-// kPrecomputed, sized batch * HV * (2 L + 4) floats, 16-byte aligned, fp32
-// ring only. Host-side checks (no GPU needed: nothing is launched).
-TEST(DecodeParamsTest, ValidateChecksCoefScratch) {
-  alignas(16) static float buf[64];
+// Valid ReplaySSM params over fake non-null device pointers (16/32 heads,
+// batch 3, fused route): Validate only checks them, nothing is launched.
+GdnReplayParams FakeReplayParams() {
+  auto fake = [](uintptr_t v) { return reinterpret_cast<void*>(v); };
   GdnReplayParams p;
   p.step.num_k_heads = 16;
   p.step.num_v_heads = 32;
   p.step.batch = 3;
-  // Fake non-null device pointers: Validate only checks them.
-  auto fake = [](uintptr_t v) { return reinterpret_cast<void*>(v); };
   p.step.qkv = static_cast<const uint16_t*>(fake(0x1000));
   p.step.qkv_row_stride = 2 * 16 * 128 + 32 * 128;
   p.step.a = fake(0x2000);
@@ -736,12 +741,35 @@ TEST(DecodeParamsTest, ValidateChecksCoefScratch) {
   p.step.slot_indices = static_cast<const int32_t*>(fake(0x7000));
   p.step.o = fake(0x8000);
   p.step.o_row_stride = 32 * 128;
-  p.ring.k = fake(0x9000);
+  p.ring.k = static_cast<uint16_t*>(fake(0x9000));
+  p.ring.k_scale = static_cast<float*>(fake(0x9800));
   p.ring.d = fake(0xa000);
   p.ring.g = static_cast<float*>(fake(0xb000));
   p.ring.num_ring_slots = 8;
   p.ring_indices = static_cast<const int32_t*>(fake(0xc000));
   p.write_pos = static_cast<const int32_t*>(fake(0xd000));
+  return p;
+}
+
+// The ring's k rows come with their norm scales (decode.h): k_scale must be
+// set and 4-byte aligned. Host-side checks (no GPU needed).
+TEST(DecodeParamsTest, ValidateChecksRingKScale) {
+  GdnReplayParams p = FakeReplayParams();
+  ASSERT_TRUE(p.Validate().ok());
+  p.ring.k_scale = nullptr;
+  const absl::Status s = p.Validate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("k_scale"), std::string::npos) << s;
+  p.ring.k_scale = reinterpret_cast<float*>(uintptr_t{0x9802});
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The coefficient scratch of the precomputed route: required by
+// kPrecomputed, sized batch * HV * (2 L + 4) floats, 16-byte aligned, either
+// ring dtype. Host-side checks (no GPU needed: nothing is launched).
+TEST(DecodeParamsTest, ValidateChecksCoefScratch) {
+  alignas(16) static float buf[64];
+  GdnReplayParams p = FakeReplayParams();
   ASSERT_TRUE(p.Validate().ok());  // fused route, no scratch
   EXPECT_EQ(GdnReplayParams::CoefStride(16), 36);
   const int64_t need = GdnReplayParams::CoefScratchFloats(3, 32, 16);
@@ -752,7 +780,7 @@ TEST(DecodeParamsTest, ValidateChecksCoefScratch) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("coef_scratch"), std::string::npos) << s;
 
-  p.coef_scratch = static_cast<float*>(fake(0x10000));
+  p.coef_scratch = reinterpret_cast<float*>(uintptr_t{0x10000});
   p.coef_scratch_floats = need - 1;  // one float short
   s = p.Validate();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
