@@ -40,7 +40,7 @@ __device__ __forceinline__ void StoreHint4(void* p, float4 v, uint64_t pol) {
       : "memory");
 }
 
-// 8-byte global load and 16-byte global store of raw bits under `pol`.
+// 8-byte global load and store of raw bits under policy `pol`.
 __device__ __forceinline__ uint2 LoadHint8(const void* p, uint64_t pol) {
   uint2 v;
   asm volatile("ld.global.L2::cache_hint.v2.b32 {%0, %1}, [%2], %3;\n"
@@ -48,11 +48,10 @@ __device__ __forceinline__ uint2 LoadHint8(const void* p, uint64_t pol) {
                : "l"(p), "l"(pol));
   return v;
 }
-__device__ __forceinline__ void StoreHint16(void* p, uint4 v, uint64_t pol) {
-  asm volatile(
-      "st.global.L2::cache_hint.v4.b32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p),
-      "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol)
-      : "memory");
+__device__ __forceinline__ void StoreHint8(void* p, uint2 v, uint64_t pol) {
+  asm volatile("st.global.L2::cache_hint.v2.b32 [%0], {%1, %2}, %3;\n" ::"l"(p),
+               "r"(v.x), "r"(v.y), "l"(pol)
+               : "memory");
 }
 
 // 16-byte global -> shared cp.async (L1 bypassed) under policy `pol`.

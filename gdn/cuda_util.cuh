@@ -41,13 +41,14 @@ __device__ __forceinline__ float4 LoadBf16x4(const uint16_t* p) {
   return Bf16x4ToFloat4(*reinterpret_cast<const uint2*>(p));
 }
 
-__device__ __forceinline__ void StoreBf16x4(uint16_t* p, float4 v) {
+// float4 -> 4 consecutive bf16 (as 8 bytes), rounded to nearest even.
+__device__ __forceinline__ uint2 Float4ToBf16x4(float4 v) {
   uint2 u;
   u.x = static_cast<uint32_t>(FloatToBf16(v.x)) |
         (static_cast<uint32_t>(FloatToBf16(v.y)) << 16);
   u.y = static_cast<uint32_t>(FloatToBf16(v.z)) |
         (static_cast<uint32_t>(FloatToBf16(v.w)) << 16);
-  *reinterpret_cast<uint2*>(p) = u;
+  return u;
 }
 
 // Element `i` of a bf16 or fp32 buffer, as fp32.

@@ -182,23 +182,6 @@ __device__ __forceinline__ float4 LoadKRow4Keep(const uint16_t* p,
   return Bf16x4ToFloat4(LoadHint8(p, pol));
 }
 
-// Appends this step's k at ring entry n of the row's key head: the bf16 key
-// of the q|k|v row `k_in` copied as it is (256 bytes over the kTpr lanes t of
-// one row group) and its norm scale `rk` (k_j = k_in * rk, the row the fp32
-// recurrence uses).
-template <int kTpr>
-__device__ __forceinline__ void AppendRingK(const uint16_t* k_in, uint16_t* dst,
-                                            float* scale_dst, float rk, int t) {
-  constexpr int kChunks = kDim * 2 / 16;  // 16-byte chunks of a bf16 row
-  const uint64_t keep = EvictLastPolicy();
-#pragma unroll
-  for (int c = t; c < kChunks; c += kTpr) {
-    StoreHint16(dst + c * 8, *reinterpret_cast<const uint4*>(k_in + c * 8),
-                keep);
-  }
-  if (t == 0) *scale_dst = rk;
-}
-
 __device__ __forceinline__ float Dot4(float4 a, float4 b) {
   return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
 }
@@ -209,6 +192,50 @@ __device__ __forceinline__ float4 Scale4(float4 a, float s) {
 
 __device__ __forceinline__ float4 Zero4() {
   return make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+// Row-group L2 norms of q and k (a thread holds kVec float4 of its group's
+// 128 columns): the scales rq = K^-1/2 / |q| and rk = 1 / |k|, and kq = the
+// dot of the normalised vectors.
+template <int kTpr, int kVec>
+__device__ __forceinline__ void QKNorms(const float4 (&q)[kVec],
+                                        const float4 (&k)[kVec], float* rq,
+                                        float* rk, float* kq) {
+  float nq = 0.f, nk = 0.f, qk = 0.f;
+#pragma unroll
+  for (int m = 0; m < kVec; ++m) {
+    nq += Dot4(q[m], q[m]);
+    nk += Dot4(k[m], k[m]);
+    qk += Dot4(q[m], k[m]);
+  }
+  *rq = rsqrtf(GroupSum<kTpr>(nq) + kL2Eps) * kQScale;
+  *rk = rsqrtf(GroupSum<kTpr>(nk) + kL2Eps);
+  *kq = GroupSum<kTpr>(qk) * *rq * *rk;
+}
+template <int kVec>
+__device__ __forceinline__ void ScaleQK(float4 (&q)[kVec], float4 (&k)[kVec],
+                                        float rq, float rk) {
+#pragma unroll
+  for (int m = 0; m < kVec; ++m) {
+    q[m] = Scale4(q[m], rq);
+    k[m] = Scale4(k[m], rk);
+  }
+}
+
+// Appends this step's k at ring entry n of the row's key head, from the
+// kTpr lanes t of one row group before k is normalised: the raw columns each
+// lane holds (bf16 values, so converting them back is exact) and, from lane
+// 0, the norm scale rk (k_j = raw * rk, the row the fp32 recurrence uses).
+template <int kTpr, int kVec>
+__device__ __forceinline__ void AppendRingK(const float4 (&k)[kVec], float rk,
+                                            int t, uint16_t* dst,
+                                            float* scale_dst) {
+  const uint64_t keep = EvictLastPolicy();
+#pragma unroll
+  for (int m = 0; m < kVec; ++m) {
+    StoreHint8(dst + (m * kTpr + t) * 4, Float4ToBf16x4(k[m]), keep);
+  }
+  if (t == 0) *scale_dst = rk;
 }
 
 // 16-byte global -> shared copy that bypasses L1 and holds no register.
@@ -516,21 +543,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         cq[m] = j < n ? rec[j] : 0.f;
         ck[m] = j < n ? rec[p.L + j] : 0.f;
       }
-      float nq = 0.f, nk = 0.f, qk = 0.f;
-#pragma unroll
-      for (int m = 0; m < kVec; ++m) {
-        nq += Dot4(q[m], q[m]);
-        nk += Dot4(k[m], k[m]);
-        qk += Dot4(q[m], k[m]);
+      float rq, rk, kq;
+      QKNorms<kTpr>(q, k, &rq, &rk, &kq);
+      // Append k once per key group (first value head, first v-block).
+      if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
+        AppendRingK<kTpr>(k, rk, t, ring_k + n * kDim, ring_ks + n);
       }
-      const float rq = rsqrtf(GroupSum<kTpr>(nq) + kL2Eps) * kQScale;
-      const float rk = rsqrtf(GroupSum<kTpr>(nk) + kL2Eps);
-      const float kq = GroupSum<kTpr>(qk) * rq * rk;
-#pragma unroll
-      for (int m = 0; m < kVec; ++m) {
-        q[m] = Scale4(q[m], rq);
-        k[m] = Scale4(k[m], rk);
-      }
+      ScaleQK(q, k, rq, rk);
       const float alpha = expf(g);
       CpAsyncWaitAll();  // own tile chunks (and the staged d entries)
       if constexpr (kStage) __syncthreads();  // d entries of other threads
@@ -570,10 +589,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           RingIO<RingT>::Store(ring_d + n * kDim + vbase + vloc(i), d);
         }
       }
-      if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
-        AppendRingK<kTpr>(x + (p.H + kh) * kDim, ring_k + n * kDim, ring_ks + n,
-                          rk, t);
-      }
+      // Append g once per value head (k went before the norms).
       if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
       return;
     }
@@ -618,21 +634,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
       }
       // Row-group layout q, k: norms reduced inside the group.
-      float nq = 0.f, nk = 0.f, qk = 0.f;
-#pragma unroll
-      for (int m = 0; m < kVec; ++m) {
-        nq += Dot4(q[m], q[m]);
-        nk += Dot4(k[m], k[m]);
-        qk += Dot4(q[m], k[m]);
+      float rq, rk, kq;
+      QKNorms<kTpr>(q, k, &rq, &rk, &kq);
+      // Append k once per key group (first value head, first v-block).
+      if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
+        AppendRingK<kTpr>(k, rk, t, ring_k + n * kDim, ring_ks + n);
       }
-      const float rq = rsqrtf(GroupSum<kTpr>(nq) + kL2Eps) * kQScale;
-      const float rk = rsqrtf(GroupSum<kTpr>(nk) + kL2Eps);
-      const float kq = GroupSum<kTpr>(qk) * rq * rk;
-#pragma unroll
-      for (int m = 0; m < kVec; ++m) {
-        q[m] = Scale4(q[m], rq);
-        k[m] = Scale4(k[m], rk);
-      }
+      ScaleQK(q, k, rq, rk);
       const float alpha = expf(g);
       CpAsyncWaitAll();  // own chunks of the tile
       __syncthreads();   // coefficients visible
@@ -674,12 +682,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           RingIO<RingT>::Store(ring_d + n * kDim + vbase + vloc(i), d);
         }
       }
-      // Append k once per key group (first value head, first v-block) and g
-      // once per value head.
-      if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
-        AppendRingK<kTpr>(x + (p.H + kh) * kDim, ring_k + n * kDim, ring_ks + n,
-                          rk, t);
-      }
+      // Append g once per value head (k went before the norms).
       if (vb == 0 && threadIdx.x == 0) const_cast<float*>(ring_g)[n] = g;
       return;
     }
@@ -770,21 +773,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   // ================= Packed step on the staged tile =================
   if constexpr (kMode != DecodeMode::kFold) {
-    float nq = 0.f, nk = 0.f, qk = 0.f;
-#pragma unroll
-    for (int m = 0; m < kVec; ++m) {
-      nq += Dot4(q[m], q[m]);
-      nk += Dot4(k[m], k[m]);
-      qk += Dot4(q[m], k[m]);
-    }
-    const float rq = rsqrtf(GroupSum<kTpr>(nq) + kL2Eps) * kQScale;
-    const float rk = rsqrtf(GroupSum<kTpr>(nk) + kL2Eps);
-    const float kq = GroupSum<kTpr>(qk) * rq * rk;
-#pragma unroll
-    for (int m = 0; m < kVec; ++m) {
-      q[m] = Scale4(q[m], rq);
-      k[m] = Scale4(k[m], rk);
-    }
+    float rq, rk, kq;
+    QKNorms<kTpr>(q, k, &rq, &rk, &kq);
+    ScaleQK(q, k, rq, rk);
     const float alpha = expf(g);
     CpAsyncWaitAll();  // own chunks (the fold path synchronised already)
 #pragma unroll
