@@ -181,8 +181,8 @@ struct GdnReplayRing {
 //   kAuto:        kPrecomputed where it measured faster (ReplayCoefRouteFor)
 //                 and coef_scratch is set, else kFused.
 // Both routes give the same outputs up to fp32 rounding (fp32 ring, tests:
-// <= 1e-5 of the fp32 recurrence, measured ~4e-7; a bf16 ring rounds k and d
-// on either route: within 2e-2, measured ~2.4e-3). The pre-kernel is launched
+// <= 1e-5 of the fp32 recurrence, measured ~5e-7; a bf16 ring rounds d on
+// either route: within 2e-2, measured ~1.7e-3). The pre-kernel is launched
 // without PDL (it follows the caller's preceding kernel completely); with
 // step.pdl the decode kernel then overlaps the pre-kernel, reading the
 // records only after its dependency wait. The kAuto tile of the precomputed

@@ -39,10 +39,16 @@
 // and the v-blocks of a key group) and passed through shared memory; the
 // d_j[v] terms go to lane j % 8 of the row group and fold into the same
 // reduction as C x.
-// With precomputed coefficients (DecodeMode::kReplayCoef, ReplayCoefKernel
-// below) a non-flush CTA skips all of that: it reads c^x_j and A from the
-// (row, value head) record, stages only its d entries, and (unstaged) needs
-// no barrier at all; its flush stages no k rows (they come from L2).
+// The ring keeps k_j as the raw bf16 key with its norm scale r_j (decode.h);
+// every weight w_j here multiplies a k_j term, so the weights carry r_j
+// (RingWeights) and the k rows are used raw.
+//
+// With precomputed coefficients (DecodeMode::kReplayCoef, ReplayCoefKernel in
+// decode_replay_prekernel.cu) a non-flush CTA skips all of that: it reads
+// c^x_j and A from the (row, value head) record, stages only its d entries,
+// and (unstaged) needs no barrier at all; its flush stages no k rows (they
+// come from L2).
+//
 // Flush step (and fold): the ring is folded into the staged tile on chip,
 // S = A C + sum_j w_j d_j k_j^T, with the k_j of 8 entries at a time held in
 // registers in lane layout (lane = 4 columns) and the coefficients w_j d_j[v]
