@@ -5,6 +5,7 @@
 #include "gdn/decode.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -297,6 +298,49 @@ TEST(PackedDecodeTest, StatePolicies) {
 
 // ---------------------------------------------------------------- ReplaySSM
 
+// The ring's k format (decode.h), after the first step of RunReplay (every
+// cursor at 0, no flush): entry 0 of each appending row's ring holds the raw
+// bf16 key of its q|k|v row bit for bit and 1/|k| as the scale; the ring
+// slots of OFF and padding rows and the unused ones stay poisoned (0xff).
+void ExpectFirstKEntries(const GdnDims& d, const StepInputs& in,
+                         const std::vector<int32_t>& slots,
+                         const std::vector<int32_t>& rings, int num_rings,
+                         int L, const std::vector<uint16_t>& got_k,
+                         const std::vector<float>& got_scale) {
+  const int H = d.num_k_heads, cd = d.conv_dim();
+  std::vector<bool> written(num_rings, false);
+  for (int r = 0; r < static_cast<int>(slots.size()); ++r) {
+    if (slots[r] < 0 || rings[r] < 0) continue;
+    written[rings[r]] = true;
+    for (int kh = 0; kh < H; ++kh) {
+      const float* k = &in.qkv[static_cast<size_t>(r) * cd + (H + kh) * kD];
+      const size_t e = (static_cast<size_t>(rings[r]) * H + kh) * L;  // j = 0
+      double nk = 0.0;
+      for (int c = 0; c < kD; ++c) {
+        ASSERT_EQ(got_k[e * kD + c], ToBf16(k[c]))
+            << "row " << r << " key head " << kh << " column " << c;
+        nk += static_cast<double>(k[c]) * k[c];
+      }
+      const double want = 1.0 / std::sqrt(nk + 1e-6);
+      EXPECT_NEAR(got_scale[e], want, 1e-6 * want)
+          << "row " << r << " key head " << kh;
+    }
+  }
+  constexpr uint32_t kPoison = 0xffffffffu;  // Fill(0xff) of a float
+  for (int s = 0; s < num_rings; ++s) {
+    if (written[s]) continue;
+    for (size_t i = 0; i < static_cast<size_t>(H) * L; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &got_scale[static_cast<size_t>(s) * H * L + i], 4);
+      ASSERT_EQ(bits, kPoison) << "unused ring slot " << s << " scale " << i;
+    }
+    for (size_t i = 0; i < static_cast<size_t>(H) * L * kD; ++i) {
+      ASSERT_EQ(got_k[static_cast<size_t>(s) * H * L * kD + i], 0xffff)
+          << "unused ring slot " << s << " k element " << i;
+    }
+  }
+}
+
 struct ReplayCase {
   int hv = 32;
   int L = 16;
@@ -457,6 +501,10 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
     ASSERT_EQ(testing::CudaLastError(), "");
     const std::vector<float> got_o = o.Download();
     const std::vector<float> got_state = state.Download();
+    if (step == 0 && L > 1) {
+      ExpectFirstKEntries(d, in, slots, rings, num_rings, L, rk.Download(),
+                          rks.Download());
+    }
     for (int r = 0; r < B; ++r) {
       const float* go = &got_o[r * o_stride];
       ASSERT_TRUE(testing::AllFinite(go, d.value_dim())) << "row " << r;
