@@ -23,10 +23,10 @@
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
-//             [--profile] [--replay-only] [--bounds]
+//             [--profile[=HV/B]] [--replay-only] [--bounds]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --explore: the tiles and coefficient routes side by side (design runs).
-// --profile: a few plain launches for ncu (no timing).
+// --profile[=HV/B]: a few plain launches for ncu (no timing; default 32/256).
 // --bounds: only the ReplaySSM speed-up bounds of the byte counts (no GPU;
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
@@ -755,6 +755,7 @@ struct Options {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
   bool profile = false, replay_only = false, bounds = false;
+  int profile_hv = 32, profile_batch = 256;  // --profile=HV/B
 };
 
 // False (after printing the usage) on an unknown argument.
@@ -773,6 +774,17 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->explore = true;
     } else if (a == "--profile") {
       o->profile = true;
+    } else if (a.rfind("--profile=", 0) == 0) {
+      o->profile = true;
+      if (std::sscanf(a.c_str() + 10, "%d/%d", &o->profile_hv,
+                      &o->profile_batch) != 2 ||
+          o->profile_hv <= 0 || o->profile_hv % 16 != 0 ||
+          o->profile_batch <= 0) {
+        std::fprintf(stderr,
+                     "gdn_bench: --profile=HV/B, e.g. --profile=16/8 "
+                     "(HV a multiple of 16, B > 0)\n");
+        return false;
+      }
     } else if (a == "--replay-only") {
       o->replay_only = true;
     } else if (a == "--bounds") {
@@ -780,21 +792,22 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
-                   "[--no-micro] [--explore] [--profile] [--replay-only] "
-                   "[--bounds]\n");
+                   "[--no-micro] [--explore] [--profile[=HV/B]] "
+                   "[--replay-only] [--bounds]\n");
       return false;
     }
   }
   return true;
 }
 
-// --profile: a few plain launches (no graph) for a profiler (ncu): 16/32,
-// B = 256, the packed step (twice), then twice each the shipped ReplaySSM
-// non-flush (cursor 7) and flush (cursor 15) steps (kAuto: precomputed route,
-// bv64), then the fused route's non-flush and flush steps.
-void ProfileLaunches(Runner& r) {
+// --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
+// key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
+// (twice), then twice each the shipped ReplaySSM non-flush (cursor 7) and
+// flush (cursor 15) steps (kAuto: at B = 256 the precomputed route, bv64),
+// then the fused route's non-flush and flush steps (bv64).
+void ProfileLaunches(Runner& r, int HV, int B) {
   std::mt19937 prng(99);
-  Setup st = MakeSetup(32, 256, r.s, prng);
+  Setup st = MakeSetup(HV, B, r.s, prng);
   st.AllocRing(DType::kFp32, r.s);
   for (int i = 0; i < 2; ++i) {
     OK(gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, st.B, Variant()),
@@ -1121,7 +1134,7 @@ int Main(int argc, char** argv) {
   Runner r;
   CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
   if (o.profile) {
-    ProfileLaunches(r);
+    ProfileLaunches(r, o.profile_hv, o.profile_batch);
     return 0;
   }
   json out;
