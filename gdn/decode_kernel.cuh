@@ -428,7 +428,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       ring_g = p.ring_g + (static_cast<int64_t>(rslot) * p.HV + h) * p.L;
     }
   }
-  // Entry j's k row and d value: shared memory when staged, else global.
+  // Entry j's k row and d value: shared memory when staged, else global. A
+  // pointer that may point into either space compiles to generic loads (with
+  // their address-window arithmetic), so the fused route's flush fold
+  // (kSmemRing) reads chunks of staged entries through ks / ds directly. Not
+  // with a bf16 ring: there the extra code spills (ptxas: 16-68 bytes).
+  constexpr bool kSmemRing =
+      kStage && kMode == DecodeMode::kReplay && sizeof(RingT) == sizeof(float);
   auto krow = [&](int j) -> const uint16_t* {
     return (kStageK && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
   };
@@ -721,9 +727,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (int c0 = 0; c0 < n; c0 += kFoldChunk) {
         // Coefficients of this chunk (kRows entries per thread: a uniform trip
         // count, every lane takes part in the shuffles).
+        // Fused route, the chunk's entries all staged: shared-memory reads.
+        const bool smem_chunk = kSmemRing && c0 + kFoldChunk <= kStageJ;
         for (int e = threadIdx.x; e < kFoldChunk * kBv; e += T::kThreads) {
           const int jj = e / kBv, v = e % kBv, j = c0 + jj;
-          if constexpr (kInPlaceCoef) {
+          if (smem_chunk) {
+            sh_coef[jj][v] =
+                j < n ? sh_w[j] * RingIO<RingT>::Load(ds + j * kBv + v) : 0.f;
+          } else if constexpr (kInPlaceCoef) {
             const float w = WeightOfLane(j, w_lo, w_hi);
             // Entries c0 + jj < kStageJ: past n, zeros over unstaged memory.
             ds[j * kBv + v] = j < n ? w * ds[j * kBv + v] : 0.f;
@@ -736,7 +747,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         float4 kc[kFoldChunk];
 #pragma unroll
         for (int jj = 0; jj < kFoldChunk; ++jj) {
-          kc[jj] = c0 + jj < n ? LoadKRow4(krow(c0 + jj) + lane * 4) : Zero4();
+          const int j = c0 + jj;
+          kc[jj] = j >= n       ? Zero4()
+                   : smem_chunk ? LoadKRow4(ks + j * kDim + lane * 4)
+                                : LoadKRow4(krow(j) + lane * 4);
         }
         __syncthreads();  // coefficients visible
         for (int v = warp; v < kBv; v += kWarps) {
