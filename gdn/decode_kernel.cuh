@@ -430,11 +430,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
   // Entry j's k row and d value: shared memory when staged, else global. A
   // pointer that may point into either space compiles to generic loads (with
-  // their address-window arithmetic), so the fused route's flush fold
-  // (kSmemRing) reads chunks of staged entries through ks / ds directly. Not
-  // with a bf16 ring: there the extra code spills (ptxas: 16-68 bytes).
+  // their address-window arithmetic), so on the fused route (kSmemRing) the
+  // coefficient dots (entries j < kPreJ * kWarps, all staged) and the flush
+  // fold's chunks of staged entries read ks / ds directly: non-flush steps
+  // 1 % and flush steps 3-5 % faster at B <= 128 (runs 44, 46). Not with a
+  // bf16 ring, nor for the non-flush row loop's d reads: there the extra code
+  // spills (ptxas: 4-68 bytes) and run 46 measured 4-6 % slower steps.
   constexpr bool kSmemRing =
       kStage && kMode == DecodeMode::kReplay && sizeof(RingT) == sizeof(float);
+  static_assert(T::kPreJ * kWarps == kStageJ, "the dots' entries are staged");
   auto krow = [&](int j) -> const uint16_t* {
     return (kStageK && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
   };
@@ -624,8 +628,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (int i = 0; i < T::kPreJ; ++i) {
         const int j = warp + i * kWarps;
         if (j < n) {
-          const float4 kv =
-              kStage ? LoadKRow4(krow(j) + lane * 4) : kj[kStage ? 0 : i];
+          // j < kPreJ * kWarps == kStageJ: staged (kSmemRing: typed read).
+          const float4 kv = kSmemRing ? LoadKRow4(ks + j * kDim + lane * 4)
+                            : kStage  ? LoadKRow4(krow(j) + lane * 4)
+                                      : kj[kStage ? 0 : i];
           const float dq = GroupSum<32>(Dot4(kv, ql));
           const float dk = GroupSum<32>(Dot4(kv, kl));
           const float wj = WeightOf(j, w_lo, w_hi);
