@@ -5,22 +5,28 @@
 #   tools/device_pack.sh --into main //bench:gdn_bench
 #   tools/device_pack.sh --into var //bench:gdn_bench
 # then through the device run tool (carry [".device"]; at most 64 MiB, ~10-12 MB per build):
-#   bash bench/ab_on_device.sh [--passes N] main var ...
+#   bash bench/ab_on_device.sh [--tests NAME] [--passes N] main var ...
 # Runs `.device/NAME/gdn_bench --no-micro --replay-only` N times per build (default 3, ~12 s each),
 # rotating the order every pass, keeps the logs as $OUT/ab/NAME_pP.log and one tarball $OUT/ab.tgz
 # (the run tool returns at most 8 files), and prints bench/ab_summary.py's table: per head shape and
 # batch, each build's mean packed step, ReplaySSM cycle, non-flush and flush step, and the change
-# against the first build named. Run 33 found no order bias between identical builds (0.1 % on the
+# against the first build named. --tests NAME first runs .device/NAME/decode_test (packed with it:
+# tools/device_pack.sh --into NAME //bench:gdn_bench //gdn:decode_test) into $OUT/ab/decode_test_NAME.log
+# and stops there if it fails. Run 33 found no order bias between identical builds (0.1 % on the
 # non-flush step); differences below ~1 % are within a call's noise at B = 256.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 passes=3
-if [ "${1:-}" = "--passes" ]; then
-  passes="${2:?--passes needs a number}"
-  shift 2
-fi
+tests=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --passes) passes="${2:?--passes needs a number}"; shift 2 ;;
+    --tests) tests="${2:?--tests needs a build name}"; shift 2 ;;
+    *) break ;;
+  esac
+done
 if [ $# -lt 1 ]; then
-  echo "usage: bash bench/ab_on_device.sh [--passes N] NAME [NAME ...]" >&2
+  echo "usage: bash bench/ab_on_device.sh [--tests NAME] [--passes N] NAME [NAME ...]" >&2
   exit 2
 fi
 names=("$@")
@@ -34,6 +40,18 @@ done
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 OUT="${OUT:-/tmp/ab_out}"
 mkdir -p "$OUT/ab"
+if [ -n "$tests" ]; then
+  if [ ! -x ".device/$tests/decode_test" ]; then
+    echo "ab_on_device: .device/$tests/decode_test missing (tools/device_pack.sh --into $tests ... //gdn:decode_test)" >&2
+    exit 2
+  fi
+  start=$SECONDS
+  timeout 200 ".device/$tests/decode_test" > "$OUT/ab/decode_test_$tests.log" 2>&1
+  rc=$?
+  echo "decode_test of $tests: rc=$rc $((SECONDS - start)) s"
+  tail -1 "$OUT/ab/decode_test_$tests.log"
+  [ $rc -eq 0 ] || exit 1
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
   --format=csv > "$OUT/ab/gpu.txt" 2>&1
 k=${#names[@]}
