@@ -435,7 +435,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // fold's chunks of staged entries read ks / ds directly: non-flush steps
   // 1 % and flush steps 3-5 % faster at B <= 128 (runs 44, 46). Not with a
   // bf16 ring, nor for the non-flush row loop's d reads: there the extra code
-  // spills (ptxas: 4-68 bytes) and run 46 measured 4-6 % slower steps.
+  // spills (ptxas: 4-68 bytes) and runs 43 and 46 measured 4-7 % slower
+  // steps.
   constexpr bool kSmemRing =
       kStage && kMode == DecodeMode::kReplay && sizeof(RingT) == sizeof(float);
   static_assert(T::kPreJ * kWarps == kStageJ, "the dots' entries are staged");
