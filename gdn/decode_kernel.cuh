@@ -65,6 +65,7 @@
 #include "gdn/cache_policy.cuh"
 #include "gdn/cuda_util.cuh"
 #include "gdn/decode.h"
+#include "gdn/fast_div.h"
 
 namespace rollout::gdn::internal {
 
@@ -113,6 +114,8 @@ struct DecodeArgs {
   int coef_stride = 0;
   int cache = 0;  // state traffic (kCache* below): 0 plain, 1 evict-first
                   // stores (st.global.cs), 2 evict-last loads and stores
+  // By HV and r (set by LaunchDecodeTile): the block index split.
+  FastDiv hv_div, r_div;
 };
 
 template <int kWarps_, int kRows_, int kMinBlocks_>
@@ -370,12 +373,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   __shared__ float sh_cq[kMaxRing], sh_ck[kMaxRing], sh_w[kMaxRing];
   __shared__ float sh_coef[kFoldChunk][kBv];
 
-  int bid = blockIdx.x;
-  const int vb = bid % T::kNvb;
-  bid /= T::kNvb;
-  const int h = bid % p.HV;
-  const int row = bid / p.HV;
-  const int kh = h / p.r;  // repeat_interleave: value head h -> key head h/r
+  // Block = (row, h, vb), vb fastest. The divisions by HV and r go through
+  // FastDiv: they precede the first load of every CTA.
+  const int vb = static_cast<int>(blockIdx.x % T::kNvb);
+  const int rh = static_cast<int>(blockIdx.x / T::kNvb);
+  const int row = p.hv_div.Div(rh);
+  const int h = rh - row * p.HV;
+  const int kh = p.r_div.Div(h);  // repeat_interleave: value head h -> h / r
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int t = lane & (kTpr - 1);
   const int grp = warp * (32 / kTpr) + lane / kTpr;      // row group in the CTA
@@ -449,24 +453,51 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   };
 
   // ---- Stage the ring (commit group 1, small) and the state tile (group 2).
+  // Every copy of a thread is its base pointer plus a compile-time offset
+  // (immediate operands: no 64-bit address arithmetic per copy); a ring copy
+  // is predicated on its entry being committed (j < m).
   if constexpr (kStage) {
     const int m = min(n, kStageJ);  // 0 for OFF rows
     constexpr int kKChunks = kDim * 2 / 16, kDChunks = kBv * kE / 16;
     constexpr int kPer = 16 / kE;  // d elements per 16-byte chunk
-    const uint64_t keep = kStageK ? EvictLastPolicy() : 0;
-    for (int c = threadIdx.x; kStageK && c < m * kKChunks; c += T::kThreads) {
-      const int j = c / kKChunks, q = c % kKChunks;
-      CpAsync16Policy(ks + j * kDim + q * 8, ring_k + j * kDim + q * 8,
-                      kCacheEvictLast, keep);
+    // Entries one pass of the CTA's threads covers.
+    constexpr int kKPass = T::kThreads / kKChunks;
+    constexpr int kDPass = T::kThreads / kDChunks;
+    static_assert(T::kThreads % kKChunks == 0 && T::kThreads % kDChunks == 0,
+                  "a thread copies the same chunk of every entry it stages");
+    if constexpr (kStageK) {
+      const uint64_t keep = EvictLastPolicy();
+      const int j0 = threadIdx.x / kKChunks, q = threadIdx.x % kKChunks;
+      uint16_t* dst = ks + j0 * kDim + q * 8;
+      const uint16_t* src = ring_k + j0 * kDim + q * 8;
+#pragma unroll
+      for (int it = 0; it < kStageJ / kKPass; ++it) {
+        if (j0 + it * kKPass < m) {
+          CpAsync16Policy(dst + it * kKPass * kDim, src + it * kKPass * kDim,
+                          kCacheEvictLast, keep);
+        }
+      }
     }
-    for (int c = threadIdx.x; c < m * kDChunks; c += T::kThreads) {
-      const int j = c / kDChunks, q = c % kDChunks;
-      CpAsync16(ds + j * kBv + q * kPer, ring_d + j * kDim + vbase + q * kPer);
+    {
+      const int j0 = threadIdx.x / kDChunks, q = threadIdx.x % kDChunks;
+      RingT* dst = ds + j0 * kBv + q * kPer;
+      const RingT* src = ring_d + j0 * kDim + vbase + q * kPer;
+#pragma unroll
+      for (int it = 0; it < (kStageJ + kDPass - 1) / kDPass; ++it) {
+        if (j0 + it * kDPass < m) {
+          CpAsync16(dst + it * kDPass * kBv, src + it * kDPass * kDim);
+        }
+      }
     }
     CpAsyncCommit();
   }
+  // The thread's first element of the block: its chunk (i, m) lies at the
+  // compile-time offset Off(i, m) from here, in the tile as in the state.
+  const int toff = grp * kDim + t * 4;
+  auto Off = [](int i, int m) { return i * kGroups * kDim + m * kTpr * 4; };
   float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
-             static_cast<int64_t>(vbase) * kDim;  // [kBv, K] block
+             static_cast<int64_t>(vbase) * kDim + toff;  // [kBv, K] block
+  float* tl = tile + toff;
   const uint64_t pol = StatePolicy(p.cache);
   const int load_cache = (kRep && !flush) ? kCacheReadOnce : p.cache;
   const uint64_t lpol = StatePolicy(load_cache);
@@ -474,9 +505,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   for (int i = 0; i < kRows; ++i) {
 #pragma unroll
     for (int m = 0; m < kVec; ++m) {
-      const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
       // Each thread copies the chunks it reads.
-      CpAsync16Policy(tile + off, S + off, load_cache, lpol);
+      CpAsync16Policy(tl + Off(i, m), S + Off(i, m), load_cache, lpol);
     }
   }
   CpAsyncCommit();
@@ -563,7 +593,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       float rq, rk, kq;
       QKNorms<kTpr>(q, k, &rq, &rk, &kq);
       // Append k once per key group (first value head, first v-block).
-      if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
+      if (h == kh * p.r && vb == 0 && threadIdx.x < kTpr) {
         AppendRingK<kTpr>(k, rk, t, ring_k + n * kDim, ring_ks + n);
       }
       ScaleQK(q, k, rq, rk);
@@ -575,8 +605,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         float pq = 0.f, pk = 0.f;
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
-          const float4 s = *reinterpret_cast<const float4*>(
-              tile + vloc(i) * kDim + (m * kTpr + t) * 4);
+          const float4 s = *reinterpret_cast<const float4*>(tl + Off(i, m));
           pq += Dot4(s, q[m]);
           pk += Dot4(s, k[m]);
         }
@@ -656,7 +685,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       float rq, rk, kq;
       QKNorms<kTpr>(q, k, &rq, &rk, &kq);
       // Append k once per key group (first value head, first v-block).
-      if (h % p.r == 0 && vb == 0 && threadIdx.x < kTpr) {
+      if (h == kh * p.r && vb == 0 && threadIdx.x < kTpr) {
         AppendRingK<kTpr>(k, rk, t, ring_k + n * kDim, ring_ks + n);
       }
       ScaleQK(q, k, rq, rk);
@@ -668,8 +697,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         float pq = 0.f, pk = 0.f;
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
-          const float4 s = *reinterpret_cast<const float4*>(
-              tile + vloc(i) * kDim + (m * kTpr + t) * 4);
+          const float4 s = *reinterpret_cast<const float4*>(tl + Off(i, m));
           pq += Dot4(s, q[m]);
           pk += Dot4(s, k[m]);
         }
@@ -762,21 +790,23 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         __syncthreads();  // coefficients visible
         for (int v = warp; v < kBv; v += kWarps) {
           float4* sp = reinterpret_cast<float4*>(tile + v * kDim) + lane;
+          // The row's coefficients first, all in flight before the first
+          // FMA (ptxas otherwise may issue each load just before its use and
+          // stall on every one: run 51).
+          float c[kFoldChunk];
+#pragma unroll
+          for (int jj = 0; jj < kFoldChunk; ++jj) {
+            // c0 + jj and v are warp-uniform.
+            c[jj] = kInPlaceCoef ? ds[(c0 + jj) * kBv + v] : sh_coef[jj][v];
+          }
           float4 s = *sp;
           if (c0 == 0) s = Scale4(s, A);
 #pragma unroll
           for (int jj = 0; jj < kFoldChunk; ++jj) {
-            const int j = c0 + jj;  // warp-uniform, as is v
-            float c;
-            if constexpr (kInPlaceCoef) {
-              c = ds[j * kBv + v];
-            } else {
-              c = sh_coef[jj][v];
-            }
-            s.x = fmaf(c, kc[jj].x, s.x);
-            s.y = fmaf(c, kc[jj].y, s.y);
-            s.z = fmaf(c, kc[jj].z, s.z);
-            s.w = fmaf(c, kc[jj].w, s.w);
+            s.x = fmaf(c[jj], kc[jj].x, s.x);
+            s.y = fmaf(c[jj], kc[jj].y, s.y);
+            s.z = fmaf(c[jj], kc[jj].z, s.z);
+            s.w = fmaf(c[jj], kc[jj].w, s.w);
           }
           *sp = s;
         }
@@ -789,9 +819,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (int i = 0; i < kRows; ++i) {
 #pragma unroll
         for (int m = 0; m < kVec; ++m) {
-          const int off = vloc(i) * kDim + (m * kTpr + t) * 4;
-          const float4 u = *reinterpret_cast<const float4*>(tile + off);
-          StoreState(S + off, u, p.cache, pol);
+          const float4 u = *reinterpret_cast<const float4*>(tl + Off(i, m));
+          StoreState(S + Off(i, m), u, p.cache, pol);
         }
       }
       return;
@@ -811,8 +840,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       float pq = 0.f, pk = 0.f;
 #pragma unroll
       for (int m = 0; m < kVec; ++m) {
-        s[m] = *reinterpret_cast<const float4*>(tile + vloc(i) * kDim +
-                                                (m * kTpr + t) * 4);
+        s[m] = *reinterpret_cast<const float4*>(tl + Off(i, m));
         pq += Dot4(s[m], q[m]);
         pk += Dot4(s[m], k[m]);
       }
@@ -828,7 +856,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         u.y = fmaf(d, k[m].y, alpha * s[m].y);
         u.z = fmaf(d, k[m].z, alpha * s[m].z);
         u.w = fmaf(d, k[m].w, alpha * s[m].w);
-        StoreState(S + vloc(i) * kDim + (m * kTpr + t) * 4, u, p.cache, pol);
+        StoreState(S + Off(i, m), u, p.cache, pol);
       }
       if (t == 0) {
         StoreAny(p.o, o_base + vbase + vloc(i), alpha * pq + kq * d, p.o_fp32);
@@ -851,8 +879,11 @@ cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
           : cudaSuccess;
   if (attr != cudaSuccess) return attr;
   const int64_t blocks = static_cast<int64_t>(a.batch) * a.HV * T::kNvb;
+  DecodeArgs k = a;
+  k.hv_div = FastDiv(static_cast<uint32_t>(a.HV));
+  k.r_div = FastDiv(static_cast<uint32_t>(a.r));
   if (!pdl) {
-    kernel<<<static_cast<unsigned>(blocks), T::kThreads, kSmem, stream>>>(a);
+    kernel<<<static_cast<unsigned>(blocks), T::kThreads, kSmem, stream>>>(k);
     return cudaSuccess;
   }
   cudaLaunchConfig_t cfg = {};
@@ -865,7 +896,7 @@ cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
   attrs[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attrs;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernel, a);
+  return cudaLaunchKernelEx(&cfg, kernel, k);
 }
 
 // The tile table (decode.h's DecodeTile). kAuto must be resolved before. The
