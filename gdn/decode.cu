@@ -168,10 +168,11 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   // (row, head) pairs. From the H200 sweeps (docs/BENCHMARKS.md, runs 3-6):
   // the packed kernel is best with small 8-row CTAs (4 KB, many resident
   // CTAs) except at the small-batch knee (16 rows at 128 pairs, 64 rows at
-  // 256: more bytes in flight per CTA when the grid is small); the ReplaySSM
-  // kernel amortises its per-CTA ring coefficients over 32-row blocks at
-  // small batch, 64-row blocks above, and whole heads only at the largest
-  // grids.
+  // 256: more bytes in flight per CTA when the grid is small). Run 8's
+  // 32-row tiles from 16384 pairs on no longer win: run 53 measured the
+  // 8-row ones 0.4-0.7 % faster at 1024 rows. The ReplaySSM kernel amortises
+  // its per-CTA ring coefficients over 32-row blocks at small batch, 64-row
+  // blocks above, and whole heads only at the largest grids.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (replay) {
     if (units <= 128) return DecodeTile::kBv32;
@@ -181,8 +182,6 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   if (units <= 32) return DecodeTile::kBv8;
   if (units <= 128) return DecodeTile::kBv16;
   if (units <= 256) return DecodeTile::kBv64;
-  // Run 8: 16 KB tiles beat 4 KB ones by 0.3-2.8 % from 16384 pairs on.
-  if (units >= 16384) return DecodeTile::kBv32;
   return DecodeTile::kBv8;
 }
 
