@@ -1,0 +1,3 @@
+# Run 54 (2026-12-04, twelfth session): one device call (run tool, nvidia-h200, carry [".device"]),
+# binaries packed here with tools/device_pack.sh --gzip at commit 1cd5edb (the shipped code).
+bash bench/run_gdn_on_device.sh 2>&1 | tail -45
