@@ -435,15 +435,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // Entry j's k row and d value: shared memory when staged, else global. A
   // pointer that may point into either space compiles to generic loads (with
   // their address-window arithmetic), so on the fused route (kSmemRing) the
-  // coefficient dots (entries j < kPreJ * kWarps, all staged) and the flush
-  // fold's chunks of staged entries read ks / ds directly: non-flush steps
+  // coefficient dots' passes of staged entries only and the flush fold's
+  // chunks of staged entries read ks / ds directly: non-flush steps
   // 1 % and flush steps 3-5 % faster at B <= 128 (runs 44, 46). Not with a
   // bf16 ring, nor for the non-flush row loop's d reads: there the extra code
   // spills (ptxas: 4-68 bytes) and runs 43 and 46 measured 4-7 % slower
   // steps.
   constexpr bool kSmemRing =
       kStage && kMode == DecodeMode::kReplay && sizeof(RingT) == sizeof(float);
-  static_assert(T::kPreJ * kWarps == kStageJ, "the dots' entries are staged");
   auto krow = [&](int j) -> const uint16_t* {
     return (kStageK && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
   };
@@ -566,7 +565,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     for (int i = 0; i < kRows; ++i) {
       vv[i] = Bf16ToFloat(x[(2 * p.H + h) * kDim + vbase + vloc(i)]);
     }
-    if constexpr (kMode == DecodeMode::kReplay) {  // coefficient dots
+    if constexpr (kMode == DecodeMode::kReplay && !kStage) {  // their dots
       ql = LoadBf16x4(x + kh * kDim + lane * 4);
       kl = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
     }
@@ -647,21 +646,73 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       float w_lo, w_hi, A;
       RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, sl0, sl1,
                   lane, &w_lo, &w_hi, &A);
-      ql = Scale4(ql, rsqrtf(GroupSum<32>(Dot4(ql, ql)) + kL2Eps) * kQScale);
-      kl = Scale4(kl, rsqrtf(GroupSum<32>(Dot4(kl, kl)) + kL2Eps));
+      // Row-group layout q, k: norms reduced inside the group; k appended
+      // once per key group (first value head, first v-block) before it is
+      // normalised.
+      float rq, rk, kq;
+      auto normalise_qk = [&]() {
+        QKNorms<kTpr>(q, k, &rq, &rk, &kq);
+        if (h == kh * p.r && vb == 0 && threadIdx.x < kTpr) {
+          AppendRingK<kTpr>(k, rk, t, ring_k + n * kDim, ring_ks + n);
+        }
+        ScaleQK(q, k, rq, rk);
+      };
+      // Coefficients c^q_j, c^k_j -> shared memory.
       if constexpr (kStage) {
+        normalise_qk();
         CpAsyncWaitAllButLast();  // the ring group (the tile may still fly)
         __syncthreads();
-      }
-      // Coefficients c^q_j, c^k_j -> shared memory.
+        // Each row group takes one entry per pass and dots its k row with
+        // the normalised q, k it already holds: three shuffles per dot, and
+        // no second copy of q, k in lane layout.
+        constexpr int kPass = (32 / kTpr) * kWarps;  // entries per pass
+        auto dots = [&](const uint16_t* kr, float* dq, float* dk) {
 #pragma unroll
-      for (int i = 0; i < T::kPreJ; ++i) {
-        const int j = warp + i * kWarps;
-        if (j < n) {
-          // j < kPreJ * kWarps == kStageJ: staged (kSmemRing: typed read).
-          const float4 kv = kSmemRing ? LoadKRow4(ks + j * kDim + lane * 4)
-                            : kStage  ? LoadKRow4(krow(j) + lane * 4)
-                                      : kj[kStage ? 0 : i];
+          for (int m = 0; m < kVec; ++m) {
+            const float4 kv = LoadKRow4(kr + (m * kTpr + t) * 4);
+            *dq += Dot4(kv, q[m]);
+            *dk += Dot4(kv, k[m]);
+          }
+        };
+        for (int jb = 0; jb < n; jb += kPass) {
+          const int j = jb + warp + kWarps * (lane / kTpr);
+          float dq = 0.f, dk = 0.f;
+          if (j < n) {
+            // A pass of staged entries only (kSmemRing): typed reads.
+            if (kSmemRing && jb + kPass <= kStageJ) {
+              dots(ks + j * kDim, &dq, &dk);
+            } else {
+              dots(krow(j), &dq, &dk);
+            }
+          }
+          dq = GroupSum<kTpr>(dq);
+          dk = GroupSum<kTpr>(dk);
+          const float wj = WeightOfLane(j, w_lo, w_hi);
+          if (t == 0 && j < n) {
+            sh_cq[j] = wj * dq;
+            sh_ck[j] = wj * dk;
+          }
+        }
+      } else {
+        // Unstaged: the first entries' k rows were prefetched in lane layout
+        // (kj), so the dots take q, k in that layout too.
+        ql = Scale4(ql, rsqrtf(GroupSum<32>(Dot4(ql, ql)) + kL2Eps) * kQScale);
+        kl = Scale4(kl, rsqrtf(GroupSum<32>(Dot4(kl, kl)) + kL2Eps));
+#pragma unroll
+        for (int i = 0; i < T::kPreJ; ++i) {
+          const int j = warp + i * kWarps;
+          if (j < n) {
+            const float dq = GroupSum<32>(Dot4(kj[i], ql));
+            const float dk = GroupSum<32>(Dot4(kj[i], kl));
+            const float wj = WeightOf(j, w_lo, w_hi);
+            if (lane == 0) {
+              sh_cq[j] = wj * dq;
+              sh_ck[j] = wj * dk;
+            }
+          }
+        }
+        for (int j = warp + T::kPreJ * kWarps; j < n; j += kWarps) {
+          const float4 kv = LoadKRow4(krow(j) + lane * 4);
           const float dq = GroupSum<32>(Dot4(kv, ql));
           const float dk = GroupSum<32>(Dot4(kv, kl));
           const float wj = WeightOf(j, w_lo, w_hi);
@@ -670,25 +721,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             sh_ck[j] = wj * dk;
           }
         }
+        normalise_qk();
       }
-      for (int j = warp + T::kPreJ * kWarps; j < n; j += kWarps) {
-        const float4 kv = LoadKRow4(krow(j) + lane * 4);
-        const float dq = GroupSum<32>(Dot4(kv, ql));
-        const float dk = GroupSum<32>(Dot4(kv, kl));
-        const float wj = WeightOf(j, w_lo, w_hi);
-        if (lane == 0) {
-          sh_cq[j] = wj * dq;
-          sh_ck[j] = wj * dk;
-        }
-      }
-      // Row-group layout q, k: norms reduced inside the group.
-      float rq, rk, kq;
-      QKNorms<kTpr>(q, k, &rq, &rk, &kq);
-      // Append k once per key group (first value head, first v-block).
-      if (h == kh * p.r && vb == 0 && threadIdx.x < kTpr) {
-        AppendRingK<kTpr>(k, rk, t, ring_k + n * kDim, ring_ks + n);
-      }
-      ScaleQK(q, k, rq, rk);
       const float alpha = expf(g);
       CpAsyncWaitAll();  // own chunks of the tile
       __syncthreads();   // coefficients visible
