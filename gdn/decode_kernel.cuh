@@ -34,11 +34,13 @@
 //
 // ReplaySSM, non-flush step (history route, no state write):
 //   y_x[v] = A (C x)[v] + sum_{j<n} c^x_j d_j[v],   c^x_j = w_j (k_j . x)
-// The n coefficients per x are computed once per CTA (warp w takes entries
-// j = w, w + kWarps, ...; ring k_j are shared through L2 by the r value heads
-// and the v-blocks of a key group) and passed through shared memory; the
-// d_j[v] terms go to lane j % 8 of the row group and fold into the same
-// reduction as C x.
+// The n coefficients per x are computed once per CTA and passed through
+// shared memory (ring k_j are shared through L2 by the r value heads and the
+// v-blocks of a key group). With the ring staged, row group g of warp w takes
+// entry j = w + kWarps g (+ 4 kWarps per further pass) and dots the k row with
+// the q, k it holds; unstaged, warp w takes j = w, w + kWarps, ... on a lane-
+// layout copy of q, k. The d_j[v] terms go to lane j % 8 of the row group and
+// fold into the same reduction as C x.
 // The ring keeps k_j as the raw bf16 key with its norm scale r_j (decode.h);
 // every weight w_j here multiplies a k_j term, so the weights carry r_j
 // (RingWeights) and the k rows are used raw.
