@@ -3,8 +3,9 @@
 // First the memory-pattern microbenchmarks (rmw_micro.h: which access pattern
 // reaches the copy ceiling for an in-place update). Then, for each head shape
 // (H/HV = 16/32 and 16/16) and batch (1 ... 1024):
-//   - packed decode: every tile, the auto choice (tile and L2 state policy),
-//     auto with the plain policy, with programmatic dependent launch, on
+//   - packed decode: every tile, the auto choice (tile, L2 state policy and
+//     launch overlap), auto with the plain policy, launched without PDL
+//     (where auto uses it), with PDL's prologue overlap, on
 //     contiguous slot sets (the peers' layout) instead of scattered ones,
 //     and on the scattered sets with the rows in ascending slot order;
 //   - ReplaySSM L = 16 (fp32 ring: every tile and the same variants; bf16
@@ -23,10 +24,13 @@
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
-//             [--profile[=HV/B]] [--replay-only] [--bounds]
+//             [--profile[=HV/B]] [--replay-only] [--overlap] [--bounds]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile[=HV/B]: a few plain launches for ncu (no timing; default 32/256).
+// --overlap: the launch overlaps (gdn::DecodeOverlap) side by side at batch
+//   1-64: packed (auto tile and bv8), ReplaySSM cycles (auto tile and
+//   bv8-bv32; plain launch and kLaunch).
 // --bounds: only the ReplaySSM speed-up bounds of the byte counts (no GPU;
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
@@ -318,7 +322,8 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
 // Launch variants measured side by side.
 struct Variant {
   DecodeTile tile = DecodeTile::kAuto;
-  bool pdl = false;   // programmatic dependent launch
+  // Programmatic dependent launch (kAuto: the shipped choice).
+  gdn::DecodeOverlap overlap = gdn::DecodeOverlap::kAuto;
   bool cs = false;    // evict-first state stores
   bool stage = true;  // ReplaySSM: ring staged in shared memory
   gdn::DecodeStatePolicy policy = gdn::DecodeStatePolicy::kAuto;
@@ -327,7 +332,9 @@ struct Variant {
   gdn::ReplayCoefRoute route = gdn::ReplayCoefRoute::kAuto;
   std::string Name() const {
     std::string n = gdn::DecodeTileName(tile);
-    if (pdl) n += "+pdl";
+    if (overlap != gdn::DecodeOverlap::kAuto) {
+      n += std::string("+") + gdn::DecodeOverlapName(overlap);
+    }
     if (cs) n += "+cs";
     if (!stage) n += "+unstaged";
     if (policy == gdn::DecodeStatePolicy::kDefault) n += "+plain";
@@ -361,7 +368,7 @@ gdn::GdnDecodeParams StepParams(const Setup& st, const int32_t* slots, int B,
   p.o_row_stride = static_cast<int64_t>(st.HV) * kD;
   p.o_dtype = DType::kBf16;
   p.tile = var.tile;
-  p.pdl = var.pdl;
+  p.overlap = var.overlap;
   p.stream_stores = var.cs;
   p.state_policy = var.policy;
   return p;
@@ -681,8 +688,9 @@ std::string CycleText(const Runner::Cycle& c, double packed_us) {
 
 // --replay-only: the shipped packed (median of three) and ReplaySSM
 // configurations at the batches of the ReplaySSM targets, then both with
-// programmatic dependent launch; one line per shape and batch, for A/B runs
-// of two builds in one call.
+// programmatic dependent launch (kPrologue), then launched plainly and with
+// kLaunch; one line per shape and batch, for A/B runs of two builds in one
+// call.
 void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
   for (int HV : {32, 16}) {
     for (int B : {1, 8, 128, 256, 512, 1024}) {
@@ -693,7 +701,7 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
           Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
       const Runner::Cycle c = r.Replay(st, v);
       const double sg = r.Staggered(st, v);
-      v.pdl = pdl_ok;
+      if (pdl_ok) v.overlap = gdn::DecodeOverlap::kPrologue;
       const double pp = r.Packed(st, v);
       const Runner::Cycle cp = r.Replay(st, v);
       const double sgp = r.Staggered(st, v);
@@ -704,6 +712,20 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
           HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, sg,
           p / sg, pp, cp.cycle_us, cp.nonflush_us, cp.flush_us,
           pp / cp.cycle_us, sgp, pp / sgp);
+      if (pdl_ok) {  // each launch kind forced: plain, PDL waiting first
+        Variant n;
+        n.overlap = gdn::DecodeOverlap::kNone;
+        const double pn = r.Packed(st, n);
+        const Runner::Cycle cn = r.Replay(st, n);
+        n.overlap = gdn::DecodeOverlap::kLaunch;
+        const double pw = r.Packed(st, n);
+        const Runner::Cycle cw = r.Replay(st, n);
+        std::printf(
+            "LAUNCH HV=%d B=%d none: packed %.2f | replay %s || "
+            "launch: packed %.2f | replay %s\n",
+            HV, B, pn, CycleText(cn, pn).c_str(), pw,
+            CycleText(cw, pw).c_str());
+      }
       if (B >= 128) {  // slot order: scattered sets sorted, contiguous sets
         Variant o;
         o.sorted = true;
@@ -750,11 +772,56 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
   }
 }
 
+// --overlap: each launch overlap forced at small batches, where the launch
+// latency is a large part of a call (the evidence of DecodeOverlapFor).
+void OverlapSweep(Runner& r, std::mt19937& rng) {
+  using gdn::DecodeOverlap;
+  for (int HV : {32, 16}) {
+    for (int B : {1, 2, 4, 8, 16, 32, 64}) {
+      Setup st = MakeSetup(HV, B, r.s, rng);
+      st.AllocRing(DType::kFp32, r.s);
+      std::string line;
+      auto add = [&](const char* what, double us) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), " %s %.2f", what, us);
+        line += buf;
+      };
+      for (DecodeTile tile : {DecodeTile::kAuto, DecodeTile::kBv8}) {
+        for (DecodeOverlap ov : {DecodeOverlap::kNone, DecodeOverlap::kLaunch,
+                                 DecodeOverlap::kPrologue}) {
+          Variant v;
+          v.tile = tile;
+          v.overlap = ov;
+          add(v.Name().c_str(), r.Packed(st, v));
+        }
+      }
+      line += " | replay";
+      for (DecodeTile tile : {DecodeTile::kAuto, DecodeTile::kBv8,
+                              DecodeTile::kBv16, DecodeTile::kBv32}) {
+        for (DecodeOverlap ov :
+             {DecodeOverlap::kNone, DecodeOverlap::kLaunch}) {
+          Variant v;
+          v.tile = tile;
+          v.overlap = ov;
+          add(v.Name().c_str(), r.Replay(st, v).cycle_us);
+        }
+      }
+      std::printf("OVERLAP HV=%d B=%d (auto: %s, tiles %s / %s) packed%s\n", HV,
+                  B, gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV)),
+                  gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, false)),
+                  gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, true)),
+                  line.c_str());
+      std::fflush(stdout);
+      st.Free();
+    }
+  }
+}
+
 // Command-line options (usage in the header comment).
 struct Options {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
-  bool profile = false, replay_only = false, bounds = false;
+  bool profile = false, replay_only = false, overlap = false, bounds = false;
   int profile_hv = 32, profile_batch = 256;  // --profile=HV/B
 };
 
@@ -787,13 +854,15 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       }
     } else if (a == "--replay-only") {
       o->replay_only = true;
+    } else if (a == "--overlap") {
+      o->overlap = true;
     } else if (a == "--bounds") {
       o->bounds = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
                    "[--no-micro] [--explore] [--profile[=HV/B]] "
-                   "[--replay-only] [--bounds]\n");
+                   "[--replay-only] [--overlap] [--bounds]\n");
       return false;
     }
   }
@@ -838,7 +907,7 @@ void ProfileLaunches(Runner& r, int HV, int B) {
 bool ProbePdl(Runner& r, std::mt19937& rng) {
   Setup st = MakeSetup(16, 1, r.s, rng);
   Variant v;
-  v.pdl = true;
+  v.overlap = gdn::DecodeOverlap::kPrologue;
   const bool pdl_ok =
       gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, 1, v), r.s).ok() &&
       cudaStreamSynchronize(r.s) == cudaSuccess;
@@ -852,10 +921,10 @@ bool ProbePdl(Runner& r, std::mt19937& rng) {
 // One line of the final table: a head shape and batch.
 struct Row {
   int hv = 0, batch = 0;
-  double p_auto = 0, p_pct = 0, p_best = 1e30, p_plain = 0, p_pdl = 0,
-         p_best_pdl = 0, p_lin = 0, p_sorted = 0;
+  double p_auto = 0, p_pct = 0, p_best = 1e30, p_plain = 0, p_none = 0,
+         p_pdl = 0, p_best_pdl = 0, p_lin = 0, p_sorted = 0;
   std::string p_tile;
-  double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_pdl = 0,
+  double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_none = 0, r_pdl = 0,
          r_best_pdl = 0, r_lin = 0, r_bf16 = 0, r_fused = 0, r_stag = 0;
   std::string r_tile;
   double same = 0, split = 0;
@@ -884,7 +953,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     rec({{"kind", "packed"},
          {"variant", v.Name()},
          {"tile", gdn::DecodeTileName(v.tile)},
-         {"pdl", v.pdl},
+         {"overlap", gdn::DecodeOverlapName(v.overlap)},
          {"policy", static_cast<int>(v.policy)},
          {"linear_slots", v.linear},
          {"sorted_slots", v.sorted},
@@ -901,7 +970,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     rec({{"kind", ring == DType::kFp32 ? "replay_fp32" : "replay_bf16"},
          {"variant", v.Name()},
          {"tile", gdn::DecodeTileName(v.tile)},
-         {"pdl", v.pdl},
+         {"overlap", gdn::DecodeOverlapName(v.overlap)},
          {"stage", v.stage},
          {"policy", static_cast<int>(v.policy)},
          {"linear_slots", v.linear},
@@ -919,7 +988,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
          {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
     return c;
   };
-  // Packed decode: every tile (no PDL), then variants.
+  // Packed decode: every tile (overlap auto), then variants.
   DecodeTile best_p = DecodeTile::kAuto;
   for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
     Variant v;
@@ -947,15 +1016,23 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     v = Variant();
     v.sorted = true;
     row.p_sorted = packed(v);
+    // A plain launch: where kAuto launches plainly, the same configuration.
+    row.p_none = row.p_auto;
+    if (gdn::DecodeOverlapFor(B, HV) != gdn::DecodeOverlap::kNone) {
+      v = Variant();
+      v.overlap = gdn::DecodeOverlap::kNone;
+      row.p_none = packed(v);
+    }
     if (pdl_ok) {
       v = Variant();
-      v.pdl = true;
+      v.overlap = gdn::DecodeOverlap::kPrologue;
       row.p_pdl = packed(v);
       v.tile = best_p;
       row.p_best_pdl = packed(v);
     }
   }
-  // ReplaySSM, fp32 ring: every tile (staged ring, no PDL), then variants.
+  // ReplaySSM, fp32 ring: every tile (staged ring, overlap auto), then
+  // variants.
   st.AllocRing(DType::kFp32, r.s);
   if (o.explore) {
     // The coefficient routes side by side: fused (per CTA) vs
@@ -968,7 +1045,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
       v.tile = tile;
       v.route = route;
       v.stage = stage;
-      v.pdl = pdl;
+      if (pdl) v.overlap = gdn::DecodeOverlap::kPrologue;
       const Runner::Cycle c = replay(v, DType::kFp32);
       char buf[160];
       std::snprintf(buf, sizeof(buf), " %s=%.2f(%.2f/%.2f)", v.Name().c_str(),
@@ -1044,9 +1121,15 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     v = Variant();
     v.linear = true;
     row.r_lin = replay(v, DType::kFp32).cycle_us;
+    row.r_none = row.r_auto;
+    if (gdn::DecodeOverlapFor(B, HV) != gdn::DecodeOverlap::kNone) {
+      v = Variant();
+      v.overlap = gdn::DecodeOverlap::kNone;
+      row.r_none = replay(v, DType::kFp32).cycle_us;
+    }
     if (pdl_ok) {
       v = Variant();
-      v.pdl = true;
+      v.overlap = gdn::DecodeOverlap::kPrologue;
       row.r_pdl = replay(v, DType::kFp32).cycle_us;
       v.tile = best_r;
       row.r_best_pdl = replay(v, DType::kFp32).cycle_us;
@@ -1066,13 +1149,13 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   row.r_bf16 = replay(Variant(), DType::kBf16).cycle_us;
   std::printf(
       "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; plain "
-      "policy %.2f; pdl %.2f / %.2f; linear %.2f; sorted %.2f) | replay "
-      "auto %.2f us (nf %.2f, f %.2f; best %s %.2f; pdl %.2f / %.2f; "
-      "linear %.2f; staggered %.2f) | bf16 ring %.2f\n",
+      "policy %.2f; no pdl %.2f; pdl %.2f / %.2f; linear %.2f; sorted %.2f) "
+      "| replay auto %.2f us (nf %.2f, f %.2f; best %s %.2f; no pdl %.2f; "
+      "pdl %.2f / %.2f; linear %.2f; staggered %.2f) | bf16 ring %.2f\n",
       HV, B, row.p_auto, row.p_pct, row.p_tile.c_str(), row.p_best, row.p_plain,
-      row.p_pdl, row.p_best_pdl, row.p_lin, row.p_sorted, row.r_auto, row.r_nf,
-      row.r_f, row.r_tile.c_str(), row.r_best, row.r_pdl, row.r_best_pdl,
-      row.r_lin, row.r_stag, row.r_bf16);
+      row.p_none, row.p_pdl, row.p_best_pdl, row.p_lin, row.p_sorted,
+      row.r_auto, row.r_nf, row.r_f, row.r_tile.c_str(), row.r_best, row.r_none,
+      row.r_pdl, row.r_best_pdl, row.r_lin, row.r_stag, row.r_bf16);
   std::fflush(stdout);
   st.Free();
   return row;
@@ -1100,21 +1183,22 @@ void PrintTable(const char* device, const Ceilings& ceil,
       "per call; replay = L=16 fp32-ring cycle average ==\n",
       device, ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
   std::printf(
-      "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %8s %8s|%8s %7s %7s %8s %-5s "
-      "%7s %7s %8s %7s %7s|%5s %5s %5s|%7s|%7s %7s\n",
-      "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.pdl",
-      "P.bpdl", "P.lin", "P.sort", "R.auto", "nonfl", "flush", "R.best", "tile",
-      "R.pdl", "R.bpdl", "R.lin", "R.fused", "R.stag", "x", "xpdl", "xstag",
-      "bf16rg", "mixSam", "mixSpl");
+      "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %7s %8s %8s|%8s %7s %7s %8s "
+      "%-5s %7s %7s %7s %8s %7s %7s|%5s %5s %5s %5s|%7s|%7s %7s\n",
+      "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.nopdl",
+      "P.pdl", "P.bpdl", "P.lin", "P.sort", "R.auto", "nonfl", "flush",
+      "R.best", "tile", "R.nopdl", "R.pdl", "R.bpdl", "R.lin", "R.fused",
+      "R.stag", "x", "xnopd", "xpdl", "xstag", "bf16rg", "mixSam", "mixSpl");
   for (const Row& t : table) {
     std::printf(
-        "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %8.2f %8.2f|"
-        "%8.2f %7.2f %7.2f %8.2f %-5s %7.2f %7.2f %8.2f %7.2f %7.2f|%5.2f "
-        "%5.2f %5.2f|%7.2f|%7.2f %7.2f\n",
+        "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %7.2f %8.2f "
+        "%8.2f|%8.2f %7.2f %7.2f %8.2f %-5s %7.2f %7.2f %7.2f %8.2f %7.2f "
+        "%7.2f|%5.2f %5.2f %5.2f %5.2f|%7.2f|%7.2f %7.2f\n",
         t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_plain,
-        t.p_pdl, t.p_best_pdl, t.p_lin, t.p_sorted, t.r_auto, t.r_nf, t.r_f,
-        t.r_best, t.r_tile.c_str(), t.r_pdl, t.r_best_pdl, t.r_lin, t.r_fused,
-        t.r_stag, t.p_auto / t.r_auto,
+        t.p_none, t.p_pdl, t.p_best_pdl, t.p_lin, t.p_sorted, t.r_auto, t.r_nf,
+        t.r_f, t.r_best, t.r_tile.c_str(), t.r_none, t.r_pdl, t.r_best_pdl,
+        t.r_lin, t.r_fused, t.r_stag, t.p_auto / t.r_auto,
+        t.r_none > 0 ? t.p_none / t.r_none : 0.0,
         t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0,
         t.p_auto / t.r_stag, t.r_bf16, t.same, t.split);
   }
@@ -1185,6 +1269,14 @@ int Main(int argc, char** argv) {
   out["pdl_ok"] = pdl_ok;
   if (o.replay_only) {
     ReplayOnly(r, rng, pdl_ok);
+    return 0;
+  }
+  if (o.overlap) {
+    if (!pdl_ok) {
+      std::fprintf(stderr, "gdn_bench: --overlap needs PDL (sm_90)\n");
+      return 1;
+    }
+    OverlapSweep(r, rng);
     return 0;
   }
   std::vector<Row> table;

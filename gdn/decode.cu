@@ -54,6 +54,17 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
   return absl::OkStatus();
 }
 
+DecodeOverlap OverlapOf(const GdnDecodeParams& p) {
+  return p.overlap == DecodeOverlap::kAuto
+             ? DecodeOverlapFor(p.batch, p.num_v_heads)
+             : p.overlap;
+}
+
+// Whether the launch is a programmatic dependent one.
+bool Pdl(const GdnDecodeParams& p) {
+  return OverlapOf(p) != DecodeOverlap::kNone;
+}
+
 DecodeArgs BaseArgs(const GdnDecodeParams& p) {
   DecodeArgs a;
   a.batch = p.batch;
@@ -73,6 +84,7 @@ DecodeArgs BaseArgs(const GdnDecodeParams& p) {
   a.o = p.o;
   a.o_stride = p.o_row_stride;
   a.o_fp32 = p.o_dtype == DType::kFp32;
+  a.wait_first = OverlapOf(p) == DecodeOverlap::kLaunch;
   return a;
 }
 
@@ -165,24 +177,49 @@ int DecodeTileRows(DecodeTile tile) {
 }
 
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
-  // (row, head) pairs. From the H200 sweeps (docs/BENCHMARKS.md, runs 3-6):
-  // the packed kernel is best with small 8-row CTAs (4 KB, many resident
-  // CTAs) except at the small-batch knee (16 rows at 128 pairs, 64 rows at
-  // 256: more bytes in flight per CTA when the grid is small). Run 8's
-  // 32-row tiles from 16384 pairs on no longer win: run 53 measured the
-  // 8-row ones 0.4-0.7 % faster at 1024 rows. The ReplaySSM kernel amortises
-  // its per-CTA ring coefficients over 32-row blocks at small batch, 64-row
-  // blocks above, and whole heads only at the largest grids.
+  // (row, head) pairs. From the H200 sweeps (docs/BENCHMARKS.md): the packed
+  // kernel is best with small 8-row CTAs (4 KB, many resident CTAs) at every
+  // batch since runs 53 and 59-60 (the 16- and 64-row tiles of the old
+  // small-batch knee were 0-10 % slower, with or without PDL). The ReplaySSM
+  // kernel amortises its per-CTA ring coefficients over larger tiles; below
+  // 4096 pairs, where kAuto launches with DecodeOverlap::kLaunch, run 60
+  // measured 8 rows best up to 32 pairs, 16 rows at 65-128 and 32 rows at
+  // 33-64 and 129-512 (the 512-CTA grids of 32 rows at 128 pairs and 64 rows
+  // at 256 pairs lose 4-6 % under PDL); whole heads only at the largest
+  // grids.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (replay) {
-    if (units <= 128) return DecodeTile::kBv32;
-    if (units < 32768) return DecodeTile::kBv64;
-    return DecodeTile::kBv128;
-  }
+  if (!replay) return DecodeTile::kBv8;
   if (units <= 32) return DecodeTile::kBv8;
+  if (units <= 64) return DecodeTile::kBv32;
   if (units <= 128) return DecodeTile::kBv16;
-  if (units <= 256) return DecodeTile::kBv64;
-  return DecodeTile::kBv8;
+  if (units <= 512) return DecodeTile::kBv32;
+  if (units < 32768) return DecodeTile::kBv64;
+  return DecodeTile::kBv128;
+}
+
+const char* DecodeOverlapName(DecodeOverlap overlap) {
+  switch (overlap) {
+    case DecodeOverlap::kAuto:
+      return "auto";
+    case DecodeOverlap::kNone:
+      return "none";
+    case DecodeOverlap::kLaunch:
+      return "launch";
+    case DecodeOverlap::kPrologue:
+      return "prologue";
+  }
+  return "?";
+}
+
+DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads) {
+  // Runs 58-60 (H200, graphs of back-to-back calls): PDL with the wait first
+  // takes the batch-1 packed step from 3.2 to 2.7 us (32 value heads) and
+  // the ReplaySSM cycle by 13 %; up to 2048 (row, value head) pairs it is
+  // 0.5-15 % faster with the tiles DecodeTileFor picks (it was 4-35 % slower
+  // with 512-CTA grids of 128-thread tiles: the old small-batch tiles); from
+  // 4096 pairs on it is level or slower (16/32 B = 512: +2.5-4.5 %).
+  const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
+  return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }
 
 DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay) {
@@ -229,6 +266,9 @@ absl::Status GdnDecodeParams::Validate() const {
   if (static_cast<int>(state_policy) < 0 ||
       static_cast<int>(state_policy) > 2) {
     return Invalid(kWho, "unknown state policy");
+  }
+  if (static_cast<int>(overlap) < 0 || static_cast<int>(overlap) > 3) {
+    return Invalid(kWho, "unknown overlap");
   }
   return absl::OkStatus();
 }
@@ -319,7 +359,7 @@ absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
   return Launched(
       internal::LaunchPackedDecodeKernel(
           Resolve(params.tile, params.batch, params.num_v_heads, false), a,
-          stream, params.pdl),
+          stream, Pdl(params)),
       "LaunchGdnPackedDecode");
 }
 
@@ -331,7 +371,7 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   a.cache = CacheOf(params.step, true);
   SetRing(params.ring, params.ring_indices, params.write_pos, &a);
   a.force = params.force_flush;
-  const bool pdl = params.step.pdl;
+  const bool pdl = Pdl(params.step);
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
   if (params.coef_route == ReplayCoefRoute::kAuto) {
     precomputed =

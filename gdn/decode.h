@@ -104,6 +104,32 @@ enum class DecodeStatePolicy : int {
 // The policy kAuto resolves to (never kAuto).
 DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 
+// How a decode launch overlaps the kernel before it in the stream
+// (programmatic dependent launch, sm_90). Measured on the H200
+// (docs/BENCHMARKS.md, runs 58-60): in a graph of back-to-back packed steps
+// at one decode row of 32 value heads, kLaunch takes 2.7 instead of 3.2 us
+// per call; up to 2048 (row, value head) pairs it is 0.5-15 % faster with
+// the tiles DecodeTileFor picks; above, level or slower.
+enum class DecodeOverlap : int {
+  kAuto = 0,  // kLaunch where it measured faster (DecodeOverlapFor), else kNone
+  kNone = 1,  // a plain launch
+  // The CTAs are launched during the preceding kernel's tail and wait for it
+  // (and its memory) before their first memory access: the semantics of a
+  // plain launch, with the launch latency hidden. Safe after any kernel.
+  kLaunch = 2,
+  // Also the index loads (slot_indices; for ReplaySSM ring_indices,
+  // write_pos, force_flush and the ring entries) and the state streaming go
+  // before the wait: q|k|v, a, b are read and every output written after it.
+  // So the immediately preceding kernel must not write the state slots, the
+  // ring or the cursors of this launch (true for conv -> decode; keep the
+  // cursor advance away from the front of a layer).
+  kPrologue = 3,
+};
+const char* DecodeOverlapName(DecodeOverlap overlap);
+// The overlap kAuto resolves to (never kAuto) for `rows` decode rows of
+// `num_v_heads` heads, packed or ReplaySSM.
+DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads);
+
 // Whatever the policy, a ReplaySSM launch loads the checkpoint of its
 // non-flush rows evict-first (read once, never written) and reads and
 // appends the ring's k rows evict-last (read again at every later step of
@@ -135,15 +161,9 @@ struct GdnDecodeParams {
   // write-back stores (when the state policy resolves to kDefault).
   bool stream_stores = false;
   DecodeStatePolicy state_policy = DecodeStatePolicy::kAuto;
-  // Programmatic dependent launch: the kernel reads slot_indices (and for
-  // ReplaySSM ring_indices, write_pos, force_flush and the ring entries) and
-  // starts streaming the state *before* the preceding kernel in the stream
-  // has finished; q|k|v, a, b are read and every output written after it has.
-  // So the immediately preceding kernel must not write the state slots, the
-  // ring or the cursors of this launch (true for conv -> decode; keep the
-  // cursor advance away from the front of a layer). Hides the launch and
-  // index latency of back-to-back kernels in a CUDA graph.
-  bool pdl = false;
+  // Programmatic dependent launch (DecodeOverlap: kPrologue has a contract
+  // on the preceding kernel; kAuto and kLaunch keep plain-launch semantics).
+  DecodeOverlap overlap = DecodeOverlap::kAuto;
 
   absl::Status Validate() const;
 };
@@ -184,8 +204,8 @@ struct GdnReplayRing {
 // <= 1e-5 of the fp32 recurrence, measured ~5e-7; a bf16 ring rounds d on
 // either route: within 2e-2, measured ~1.7e-3). The pre-kernel is launched
 // without PDL (it follows the caller's preceding kernel completely); with
-// step.pdl the decode kernel then overlaps the pre-kernel, reading the
-// records only after its dependency wait. The kAuto tile of the precomputed
+// a PDL step.overlap the decode kernel then overlaps the pre-kernel, reading
+// the records only after its dependency wait. The kAuto tile of the precomputed
 // route is kBv64.
 enum class ReplayCoefRoute : int { kAuto = 0, kFused = 1, kPrecomputed = 2 };
 // Whether kAuto takes the precomputed route for `rows` rows of `num_v_heads`

@@ -17,8 +17,9 @@
 // two memory latencies (index, data). With kStage the first 16 ring entries
 // (k rows, this block's d) are staged the same way, as an older commit group,
 // so the coefficient phase waits only for them. Programmatic dependent launch
-// (decode.h) moves everything before GridDependencyWait() ahead of the
-// preceding kernel's tail.
+// (decode.h, DecodeOverlap::kPrologue) moves everything before
+// GridDependencyWait() ahead of the preceding kernel's tail; with kLaunch
+// (DecodeArgs::wait_first) the kernel waits before its first load instead.
 //
 // What the H200 showed (docs/BENCHMARKS.md, memory-pattern microbenchmarks):
 // an in-place update reaches the copy ceiling only in small one-shot units
@@ -114,6 +115,8 @@ struct DecodeArgs {
   // [0, L) c^q_j, [L, 2L) c^k_j (j < n), [2L] A (decode.h, coef_scratch).
   float* coef = nullptr;
   int coef_stride = 0;
+  // DecodeOverlap::kLaunch: the dependency wait before any memory access.
+  bool wait_first = false;
   int cache = 0;  // state traffic (kCache* below): 0 plain, 1 evict-first
                   // stores (st.global.cs), 2 evict-last loads and stores
   // By HV and r (set by LaunchDecodeTile): the block index split.
@@ -392,6 +395,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // ---- Independent index loads first (one latency for all of them). With
   // programmatic dependent launch these, the state and the ring are read
   // before the preceding kernel finishes (decode.h states the contract).
+  if (p.wait_first) GridDependencyWait();
   const int slot = p.slots[row];
   int rslot = -1, wp = 0;
   bool forced = false;

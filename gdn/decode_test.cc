@@ -151,7 +151,7 @@ struct PackedCase {
   DType ab_dtype;
   DType o_dtype;
   bool stream_stores = false;
-  bool pdl = false;
+  DecodeOverlap overlap = DecodeOverlap::kAuto;
   DecodeStatePolicy policy = DecodeStatePolicy::kAuto;
 };
 
@@ -197,7 +197,7 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
   p.o_dtype = c.o_dtype;
   p.tile = c.tile;
   p.stream_stores = c.stream_stores;
-  p.pdl = c.pdl;
+  p.overlap = c.overlap;
   p.state_policy = c.policy;
   cudaStream_t stream;
   // A blocking stream: ordered after the memsets/copies on the legacy stream.
@@ -265,9 +265,11 @@ TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
   SKIP_WITHOUT_GPU();
   RunPacked({32, 37, DecodeTile::kAuto, DType::kFp32, DType::kFp32}, 100);
   RunPacked({32, 37, DecodeTile::kBv8, DType::kBf16, DType::kFp32, true}, 104);
-  RunPacked({16, 9, DecodeTile::kBv128, DType::kBf16, DType::kFp32, true, true},
+  RunPacked({16, 9, DecodeTile::kBv128, DType::kBf16, DType::kFp32, true,
+             DecodeOverlap::kPrologue},
             105);
-  RunPacked({32, 5, DecodeTile::kBv4, DType::kBf16, DType::kFp32, false, true},
+  RunPacked({32, 5, DecodeTile::kBv4, DType::kBf16, DType::kFp32, false,
+             DecodeOverlap::kLaunch},
             106);
   RunPacked({32, 37, DecodeTile::kAuto, DType::kBf16, DType::kBf16}, 101);
   RunPacked({16, 1, DecodeTile::kAuto, DType::kBf16, DType::kBf16}, 102);
@@ -284,7 +286,8 @@ TEST(PackedDecodeTest, StatePolicies) {
        {DecodeTile::kBv8, DecodeTile::kBv16, DecodeTile::kBv64}) {
     PackedCase c{32, 9, tile, DType::kBf16, DType::kBf16};
     c.policy = DecodeStatePolicy::kEvictLast;
-    c.pdl = tile == DecodeTile::kBv16;
+    c.overlap = tile == DecodeTile::kBv16 ? DecodeOverlap::kPrologue
+                                          : DecodeOverlap::kLaunch;
     RunPacked(c, seed++);
   }
   PackedCase c{16, 33, DecodeTile::kAuto, DType::kBf16, DType::kFp32};
@@ -352,7 +355,7 @@ struct ReplayCase {
   double tol_state = 1e-5;
   bool fold_midway = false;
   bool stage_ring = true;
-  bool pdl = false;
+  DecodeOverlap overlap = DecodeOverlap::kAuto;
   DecodeStatePolicy policy = DecodeStatePolicy::kAuto;
   // kPrecomputed or kAuto get a coefficient scratch (NaN-poisoned: only the
   // records of non-flush ON rows may be read, and those the pre-kernel
@@ -429,8 +432,9 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   p.write_pos = dwp.get();
   p.force_flush = dforce.get();
   p.stage_ring = c.stage_ring;
-  p.step.pdl = c.pdl;
-  p.step.stream_stores = c.pdl;  // exercise both store policies
+  p.step.overlap = c.overlap;
+  // Exercise both store policies.
+  p.step.stream_stores = c.overlap == DecodeOverlap::kPrologue;
   p.step.state_policy = c.policy;
   p.coef_route = c.route;
   DeviceBuffer<float> coef(
@@ -542,11 +546,11 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   }
   cudaStreamDestroy(stream);
   std::printf(
-      "replay HV=%d L=%d tile=%s ring=%s stage=%d pdl=%d coef=%d: max out rel "
-      "err %.3g, max state rel err %.3g (%d flush checks)\n",
+      "replay HV=%d L=%d tile=%s ring=%s stage=%d overlap=%s coef=%d: max out "
+      "rel err %.3g, max state rel err %.3g (%d flush checks)\n",
       c.hv, L, DecodeTileName(c.tile), DTypeName(c.ring_dtype),
-      c.stage_ring ? 1 : 0, c.pdl ? 1 : 0, static_cast<int>(c.route), max_out,
-      max_state, flush_checks);
+      c.stage_ring ? 1 : 0, DecodeOverlapName(c.overlap),
+      static_cast<int>(c.route), max_out, max_state, flush_checks);
   EXPECT_GE(flush_checks, c.cycles * (B - 2));
 }
 
@@ -584,7 +588,7 @@ TEST(ReplayDecodeTest, PrecomputedCoefficientsEveryTileAndHeadCount) {
       c.batch = 5;
       c.tile = static_cast<DecodeTile>(t);
       c.stage_ring = stage;
-      c.pdl = !stage;
+      c.overlap = stage ? DecodeOverlap::kLaunch : DecodeOverlap::kPrologue;
       c.route = ReplayCoefRoute::kPrecomputed;
       RunReplay(c, seed++);
     }
@@ -634,7 +638,7 @@ TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
       c.batch = 5;
       c.tile = static_cast<DecodeTile>(t);
       c.stage_ring = stage;
-      c.pdl = stage;
+      c.overlap = stage ? DecodeOverlap::kPrologue : DecodeOverlap::kLaunch;
       RunReplay(c, seed++);
     }
   }
@@ -716,7 +720,7 @@ TEST(ReplayDecodeTest, Bf16RingPrecomputedStaysClose) {
       c.route = ReplayCoefRoute::kPrecomputed;
       c.tile = tile;
       c.stage_ring = stage;
-      c.pdl = !stage;
+      c.overlap = stage ? DecodeOverlap::kLaunch : DecodeOverlap::kPrologue;
       c.tol_out = 2e-2;
       c.tol_state = 2e-2;
       RunReplay(c, seed++);
@@ -746,6 +750,10 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   p.num_v_heads = 24;
   p.num_k_heads = 16;
   EXPECT_FALSE(p.Validate().ok());
+  // PDL with the wait first up to 2048 (row, value head) pairs (run 60).
+  EXPECT_EQ(DecodeOverlapFor(1, 32), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(64, 32), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(128, 32), DecodeOverlap::kNone);
   GdnReplayAdvanceParams a;
   a.batch = 3;
   a.ring_length = 65;
@@ -759,6 +767,7 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
       EXPECT_NE(DecodeTileFor(rows, hv, true), DecodeTile::kAuto);
       EXPECT_NE(DecodeStatePolicyFor(rows, hv, false),
                 DecodeStatePolicy::kAuto);
+      EXPECT_NE(DecodeOverlapFor(rows, hv), DecodeOverlap::kAuto);
     }
   }
 
@@ -810,6 +819,20 @@ TEST(DecodeParamsTest, ValidateChecksRingKScale) {
   EXPECT_NE(s.message().find("k_scale"), std::string::npos) << s;
   p.ring.k_scale = reinterpret_cast<float*>(uintptr_t{0x9802});
   EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Every launch overlap is accepted, an unknown one rejected (no GPU needed).
+TEST(DecodeParamsTest, ValidateChecksOverlap) {
+  GdnReplayParams p = FakeReplayParams();
+  for (DecodeOverlap o : {DecodeOverlap::kAuto, DecodeOverlap::kNone,
+                          DecodeOverlap::kLaunch, DecodeOverlap::kPrologue}) {
+    p.step.overlap = o;
+    EXPECT_TRUE(p.Validate().ok()) << DecodeOverlapName(o);
+  }
+  p.step.overlap = static_cast<DecodeOverlap>(4);
+  const absl::Status s = p.Validate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("overlap"), std::string::npos) << s;
 }
 
 // The coefficient scratch of the precomputed route: required by
