@@ -806,11 +806,12 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
           add(v.Name().c_str(), r.Replay(st, v).cycle_us);
         }
       }
-      std::printf("OVERLAP HV=%d B=%d (auto: %s, tiles %s / %s) packed%s\n", HV,
-                  B, gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV)),
-                  gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, false)),
-                  gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, true)),
-                  line.c_str());
+      std::printf(
+          "OVERLAP HV=%d B=%d (auto: %s / %s, tiles %s / %s) packed%s\n", HV, B,
+          gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)),
+          gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)),
+          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, false)),
+          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, true)), line.c_str());
       std::fflush(stdout);
       st.Free();
     }
@@ -1018,7 +1019,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     row.p_sorted = packed(v);
     // A plain launch: where kAuto launches plainly, the same configuration.
     row.p_none = row.p_auto;
-    if (gdn::DecodeOverlapFor(B, HV) != gdn::DecodeOverlap::kNone) {
+    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
       v = Variant();
       v.overlap = gdn::DecodeOverlap::kNone;
       row.p_none = packed(v);
@@ -1122,7 +1123,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     v.linear = true;
     row.r_lin = replay(v, DType::kFp32).cycle_us;
     row.r_none = row.r_auto;
-    if (gdn::DecodeOverlapFor(B, HV) != gdn::DecodeOverlap::kNone) {
+    if (gdn::DecodeOverlapFor(B, HV, true) != gdn::DecodeOverlap::kNone) {
       v = Variant();
       v.overlap = gdn::DecodeOverlap::kNone;
       row.r_none = replay(v, DType::kFp32).cycle_us;

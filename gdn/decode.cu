@@ -54,18 +54,18 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
   return absl::OkStatus();
 }
 
-DecodeOverlap OverlapOf(const GdnDecodeParams& p) {
+DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay) {
   return p.overlap == DecodeOverlap::kAuto
-             ? DecodeOverlapFor(p.batch, p.num_v_heads)
+             ? DecodeOverlapFor(p.batch, p.num_v_heads, replay)
              : p.overlap;
 }
 
 // Whether the launch is a programmatic dependent one.
-bool Pdl(const GdnDecodeParams& p) {
-  return OverlapOf(p) != DecodeOverlap::kNone;
+bool Pdl(const GdnDecodeParams& p, bool replay) {
+  return OverlapOf(p, replay) != DecodeOverlap::kNone;
 }
 
-DecodeArgs BaseArgs(const GdnDecodeParams& p) {
+DecodeArgs BaseArgs(const GdnDecodeParams& p, bool replay) {
   DecodeArgs a;
   a.batch = p.batch;
   a.H = p.num_k_heads;
@@ -84,7 +84,7 @@ DecodeArgs BaseArgs(const GdnDecodeParams& p) {
   a.o = p.o;
   a.o_stride = p.o_row_stride;
   a.o_fp32 = p.o_dtype == DType::kFp32;
-  a.wait_first = OverlapOf(p) == DecodeOverlap::kLaunch;
+  a.wait_first = OverlapOf(p, replay) == DecodeOverlap::kLaunch;
   return a;
 }
 
@@ -178,9 +178,11 @@ int DecodeTileRows(DecodeTile tile) {
 
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   // (row, head) pairs. From the H200 sweeps (docs/BENCHMARKS.md): the packed
-  // kernel is best with small 8-row CTAs (4 KB, many resident CTAs) at every
-  // batch since runs 53 and 59-60 (the 16- and 64-row tiles of the old
-  // small-batch knee were 0-10 % slower, with or without PDL). The ReplaySSM
+  // kernel is best with small 8-row CTAs (4 KB, many resident CTAs), except
+  // at 129-256 pairs, where 64-row tiles without PDL (DecodeOverlapFor) and
+  // 8-row ones with it traded places between calls (runs 59-62); the 16-row
+  // tile at 33-128 pairs was 4-10 % slower than 8 rows in runs 59-60. The
+  // ReplaySSM
   // kernel amortises its per-CTA ring coefficients over larger tiles; below
   // 4096 pairs, where kAuto launches with DecodeOverlap::kLaunch, run 60
   // measured 8 rows best up to 32 pairs, 16 rows at 65-128 and 32 rows at
@@ -188,7 +190,9 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   // at 256 pairs lose 4-6 % under PDL); whole heads only at the largest
   // grids.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (!replay) return DecodeTile::kBv8;
+  if (!replay) {
+    return units > 128 && units <= 256 ? DecodeTile::kBv64 : DecodeTile::kBv8;
+  }
   if (units <= 32) return DecodeTile::kBv8;
   if (units <= 64) return DecodeTile::kBv32;
   if (units <= 128) return DecodeTile::kBv16;
@@ -211,14 +215,17 @@ const char* DecodeOverlapName(DecodeOverlap overlap) {
   return "?";
 }
 
-DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads) {
-  // Runs 58-60 (H200, graphs of back-to-back calls): PDL with the wait first
+DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
+  // Runs 58-62 (H200, graphs of back-to-back calls): PDL with the wait first
   // takes the batch-1 packed step from 3.2 to 2.7 us (32 value heads) and
-  // the ReplaySSM cycle by 13 %; up to 2048 (row, value head) pairs it is
-  // 0.5-15 % faster with the tiles DecodeTileFor picks (it was 4-35 % slower
-  // with 512-CTA grids of 128-thread tiles: the old small-batch tiles); from
-  // 4096 pairs on it is level or slower (16/32 B = 512: +2.5-4.5 %).
+  // the ReplaySSM cycle by 13-19 %; up to 2048 (row, value head) pairs it is
+  // 0.5-15 % faster with the tiles DecodeTileFor picks, except for the
+  // packed step's 64-row tile at 129-256 pairs (4 warps, one partial wave:
+  // 20-25 % slower under PDL, and 8-row tiles with PDL were 3 % slower than
+  // it in run 62, 4 % faster in runs 59-60). From 4096 pairs on it is level
+  // or slower (16/32 B = 512: +2.5-4.5 %).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
+  if (!replay && units > 128 && units <= 256) return DecodeOverlap::kNone;
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }
 
@@ -354,12 +361,12 @@ absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
                                    cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.batch == 0) return absl::OkStatus();
-  DecodeArgs a = BaseArgs(params);
+  DecodeArgs a = BaseArgs(params, false);
   a.cache = CacheOf(params, false);
   return Launched(
       internal::LaunchPackedDecodeKernel(
           Resolve(params.tile, params.batch, params.num_v_heads, false), a,
-          stream, Pdl(params)),
+          stream, Pdl(params, false)),
       "LaunchGdnPackedDecode");
 }
 
@@ -367,11 +374,11 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
                                    cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.step.batch == 0) return absl::OkStatus();
-  DecodeArgs a = BaseArgs(params.step);
+  DecodeArgs a = BaseArgs(params.step, true);
   a.cache = CacheOf(params.step, true);
   SetRing(params.ring, params.ring_indices, params.write_pos, &a);
   a.force = params.force_flush;
-  const bool pdl = Pdl(params.step);
+  const bool pdl = Pdl(params.step, true);
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
   if (params.coef_route == ReplayCoefRoute::kAuto) {
     precomputed =

@@ -106,10 +106,11 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 
 // How a decode launch overlaps the kernel before it in the stream
 // (programmatic dependent launch, sm_90). Measured on the H200
-// (docs/BENCHMARKS.md, runs 58-60): in a graph of back-to-back packed steps
+// (docs/BENCHMARKS.md, runs 58-62): in a graph of back-to-back packed steps
 // at one decode row of 32 value heads, kLaunch takes 2.7 instead of 3.2 us
 // per call; up to 2048 (row, value head) pairs it is 0.5-15 % faster with
-// the tiles DecodeTileFor picks; above, level or slower.
+// the tiles DecodeTileFor picks (but not with the packed step's 64-row tile
+// at 129-256 pairs); above, level or slower.
 enum class DecodeOverlap : int {
   kAuto = 0,  // kLaunch where it measured faster (DecodeOverlapFor), else kNone
   kNone = 1,  // a plain launch
@@ -127,8 +128,8 @@ enum class DecodeOverlap : int {
 };
 const char* DecodeOverlapName(DecodeOverlap overlap);
 // The overlap kAuto resolves to (never kAuto) for `rows` decode rows of
-// `num_v_heads` heads, packed or ReplaySSM.
-DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads);
+// `num_v_heads` heads, for the packed or the ReplaySSM kernel.
+DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay);
 
 // Whatever the policy, a ReplaySSM launch loads the checkpoint of its
 // non-flush rows evict-first (read once, never written) and reads and

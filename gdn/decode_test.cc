@@ -750,10 +750,16 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   p.num_v_heads = 24;
   p.num_k_heads = 16;
   EXPECT_FALSE(p.Validate().ok());
-  // PDL with the wait first up to 2048 (row, value head) pairs (run 60).
-  EXPECT_EQ(DecodeOverlapFor(1, 32), DecodeOverlap::kLaunch);
-  EXPECT_EQ(DecodeOverlapFor(64, 32), DecodeOverlap::kLaunch);
-  EXPECT_EQ(DecodeOverlapFor(128, 32), DecodeOverlap::kNone);
+  // PDL with the wait first up to 2048 (row, value head) pairs, except for
+  // the packed step's 64-row tile (runs 58-62).
+  for (bool replay : {false, true}) {
+    EXPECT_EQ(DecodeOverlapFor(1, 32, replay), DecodeOverlap::kLaunch);
+    EXPECT_EQ(DecodeOverlapFor(64, 32, replay), DecodeOverlap::kLaunch);
+    EXPECT_EQ(DecodeOverlapFor(128, 32, replay), DecodeOverlap::kNone);
+  }
+  EXPECT_EQ(DecodeTileFor(8, 32, false), DecodeTile::kBv64);
+  EXPECT_EQ(DecodeOverlapFor(8, 32, false), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(8, 32, true), DecodeOverlap::kLaunch);
   GdnReplayAdvanceParams a;
   a.batch = 3;
   a.ring_length = 65;
@@ -767,7 +773,8 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
       EXPECT_NE(DecodeTileFor(rows, hv, true), DecodeTile::kAuto);
       EXPECT_NE(DecodeStatePolicyFor(rows, hv, false),
                 DecodeStatePolicy::kAuto);
-      EXPECT_NE(DecodeOverlapFor(rows, hv), DecodeOverlap::kAuto);
+      EXPECT_NE(DecodeOverlapFor(rows, hv, false), DecodeOverlap::kAuto);
+      EXPECT_NE(DecodeOverlapFor(rows, hv, true), DecodeOverlap::kAuto);
     }
   }
 
