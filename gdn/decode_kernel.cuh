@@ -269,6 +269,21 @@ __device__ __forceinline__ void CpAsyncWaitAllButLast() {
   asm volatile("cp.async.wait_group 1;\n" ::: "memory");
 }
 
+// A ReplaySSM row's index (slot, ring cursor) loaded where it stands. As
+// plain loads, ptxas sank the ring cursor loads below the padding-row branch
+// and each below the next test, so a CTA waited for three memory latencies
+// in a row before its first state and ring copies (ncu SASS, run 63: 16/32
+// B = 1). A relaxed (strong) load is not moved past those branches, so all
+// three are in flight together. Run 65: cycles 1-8 % shorter (16/16 B = 8:
+// -8 %), except 16/32 B = 8 (+5 %). As volatile loads (system scope) they
+// cost 13 % at 16/32 B = 1 (run 64). The packed step's single slot load
+// stays plain (strong, it measured 1-2 % slower at B = 8).
+__device__ __forceinline__ int LoadIndex(const int32_t* p) {
+  int v;
+  asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  return v;
+}
+
 // Programmatic dependent launch (a no-op unless the launch allowed it): wait
 // for the preceding kernel's completion and memory; let the next kernel start
 // its own prologue.
@@ -396,12 +411,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // programmatic dependent launch these, the state and the ring are read
   // before the preceding kernel finishes (decode.h states the contract).
   if (p.wait_first) GridDependencyWait();
-  const int slot = p.slots[row];
+  const int slot =
+      kMode == DecodeMode::kPacked ? p.slots[row] : LoadIndex(p.slots + row);
   int rslot = -1, wp = 0;
   bool forced = false;
   if constexpr (kMode != DecodeMode::kPacked) {
-    rslot = p.ring_idx[row];
-    wp = p.write_pos[row];
+    rslot = LoadIndex(p.ring_idx + row);
+    wp = LoadIndex(p.write_pos + row);
     forced = p.force != nullptr && p.force[row] != 0;
   }
   if constexpr (kMode == DecodeMode::kFold) {
