@@ -54,6 +54,12 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
   return absl::OkStatus();
 }
 
+// The (row, value head) pairs at which the packed step keeps its 64-row tile
+// and a plain launch: there 8-row tiles with PDL measured 4 % faster in runs
+// 59-60 and 3 % slower in run 62's A/B; everywhere else 8-row tiles with the
+// overlap of DecodeOverlapFor were as fast or faster.
+bool PackedWideTileRange(int64_t units) { return units > 128 && units <= 256; }
+
 DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay) {
   return p.overlap == DecodeOverlap::kAuto
              ? DecodeOverlapFor(p.batch, p.num_v_heads, replay)
@@ -179,19 +185,15 @@ int DecodeTileRows(DecodeTile tile) {
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   // (row, head) pairs. From the H200 sweeps (docs/BENCHMARKS.md): the packed
   // kernel is best with small 8-row CTAs (4 KB, many resident CTAs), except
-  // at 129-256 pairs, where 64-row tiles without PDL (DecodeOverlapFor) and
-  // 8-row ones with it traded places between calls (runs 59-62); the 16-row
-  // tile at 33-128 pairs was 4-10 % slower than 8 rows in runs 59-60. The
-  // ReplaySSM
-  // kernel amortises its per-CTA ring coefficients over larger tiles; below
-  // 4096 pairs, where kAuto launches with DecodeOverlap::kLaunch, run 60
-  // measured 8 rows best up to 32 pairs, 16 rows at 65-128 and 32 rows at
-  // 33-64 and 129-512 (the 512-CTA grids of 32 rows at 128 pairs and 64 rows
-  // at 256 pairs lose 4-6 % under PDL); whole heads only at the largest
-  // grids.
+  // in PackedWideTileRange. The ReplaySSM kernel amortises its
+  // per-CTA ring coefficients over larger tiles; below 4096 pairs, where
+  // kAuto launches with DecodeOverlap::kLaunch, run 60 measured 8 rows best
+  // up to 32 pairs, 16 rows at 65-128 and 32 rows at 33-64 and 129-512 (the
+  // 512-CTA grids of 32 rows at 128 pairs and 64 rows at 256 pairs lose 4-6 %
+  // under PDL); whole heads only at the largest grids.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (!replay) {
-    return units > 128 && units <= 256 ? DecodeTile::kBv64 : DecodeTile::kBv8;
+    return PackedWideTileRange(units) ? DecodeTile::kBv64 : DecodeTile::kBv8;
   }
   if (units <= 32) return DecodeTile::kBv8;
   if (units <= 64) return DecodeTile::kBv32;
@@ -220,12 +222,11 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
   // takes the batch-1 packed step from 3.2 to 2.7 us (32 value heads) and
   // the ReplaySSM cycle by 13-19 %; up to 2048 (row, value head) pairs it is
   // 0.5-15 % faster with the tiles DecodeTileFor picks, except for the
-  // packed step's 64-row tile at 129-256 pairs (4 warps, one partial wave:
-  // 20-25 % slower under PDL, and 8-row tiles with PDL were 3 % slower than
-  // it in run 62, 4 % faster in runs 59-60). From 4096 pairs on it is level
-  // or slower (16/32 B = 512: +2.5-4.5 %).
+  // packed step's 64-row tile (PackedWideTileRange: 4 warps in one partial
+  // wave, 20-25 % slower under PDL). From 4096 pairs on it is level or
+  // slower (16/32 B = 512: +2.5-4.5 %).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (!replay && units > 128 && units <= 256) return DecodeOverlap::kNone;
+  if (!replay && PackedWideTileRange(units)) return DecodeOverlap::kNone;
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }
 

@@ -408,8 +408,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int64_t o_base = static_cast<int64_t>(row) * p.o_stride + h * kDim;
 
   // ---- Independent index loads first (one latency for all of them). With
-  // programmatic dependent launch these, the state and the ring are read
-  // before the preceding kernel finishes (decode.h states the contract).
+  // DecodeOverlap::kPrologue these, the state and the ring are read before
+  // the preceding kernel finishes (decode.h states the contract); with
+  // kLaunch the dependency wait comes first.
   if (p.wait_first) GridDependencyWait();
   const int slot =
       kMode == DecodeMode::kPacked ? p.slots[row] : LoadIndex(p.slots + row);
