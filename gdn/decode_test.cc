@@ -153,6 +153,7 @@ struct PackedCase {
   bool stream_stores = false;
   DecodeOverlap overlap = DecodeOverlap::kAuto;
   DecodeStatePolicy policy = DecodeStatePolicy::kAuto;
+  int steps = 1;  // back-to-back launches with the same inputs
 };
 
 void RunPacked(const PackedCase& c, uint32_t seed) {
@@ -202,7 +203,9 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
   cudaStream_t stream;
   // A blocking stream: ordered after the memsets/copies on the legacy stream.
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  ASSERT_TRUE(LaunchGdnPackedDecode(p, stream).ok());
+  for (int step = 0; step < c.steps; ++step) {
+    ASSERT_TRUE(LaunchGdnPackedDecode(p, stream).ok());
+  }
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   cudaStreamDestroy(stream);
   ASSERT_EQ(testing::CudaLastError(), "");
@@ -212,8 +215,10 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
   std::vector<float> want_o(static_cast<size_t>(B) * d.value_dim(), 0.0f);
   for (int r = 0; r < B; ++r) {
     if (slots[r] < 0) continue;
-    ReferenceStep(l, in, r, &want_pool[slots[r] * sf],
-                  &want_o[static_cast<size_t>(r) * d.value_dim()]);
+    for (int step = 0; step < c.steps; ++step) {
+      ReferenceStep(l, in, r, &want_pool[slots[r] * sf],
+                    &want_o[static_cast<size_t>(r) * d.value_dim()]);
+    }
   }
   const std::vector<float> got_pool = state.Download();
   std::vector<float> got_o(static_cast<size_t>(B) * o_stride);
@@ -248,6 +253,28 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
     ASSERT_EQ(0, std::memcmp(&got_pool[s * sf], &pool[s * sf], sf * 4))
         << what << ": untouched slot " << s << " changed";
   }
+}
+
+// Steps chained on the same slots, each launched during the one before
+// (DecodeOverlap::kLaunch: a step waits for the previous one before its first
+// memory access, so it reads the state that step wrote): the steps equal as
+// many reference steps. kAuto is kLaunch at these sizes (DecodeOverlapFor).
+// With the wait after the state loads (kPrologue's order) a step would read
+// the state before the previous step had written it.
+TEST(PackedDecodeTest, ChainedStepsWithLaunchOverlap) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_EQ(DecodeOverlapFor(1, 32, false), DecodeOverlap::kLaunch);
+  uint32_t seed = 170;
+  for (DecodeOverlap o : {DecodeOverlap::kLaunch, DecodeOverlap::kAuto}) {
+    PackedCase c{32, 1, DecodeTile::kAuto, DType::kBf16, DType::kFp32};
+    c.overlap = o;
+    c.steps = 3;
+    RunPacked(c, seed++);
+  }
+  PackedCase c{16, 9, DecodeTile::kBv8, DType::kBf16, DType::kBf16};
+  c.overlap = DecodeOverlap::kLaunch;
+  c.steps = 4;
+  RunPacked(c, seed++);
 }
 
 TEST(PackedDecodeTest, MatchesReferenceEveryTileAndHeadCount) {
