@@ -60,18 +60,15 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
 // overlap of DecodeOverlapFor were as fast or faster.
 bool PackedWideTileRange(int64_t units) { return units > 128 && units <= 256; }
 
+// The launch overlap of a step (never kAuto).
 DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay) {
   return p.overlap == DecodeOverlap::kAuto
              ? DecodeOverlapFor(p.batch, p.num_v_heads, replay)
              : p.overlap;
 }
 
-// Whether the launch is a programmatic dependent one.
-bool Pdl(const GdnDecodeParams& p, bool replay) {
-  return OverlapOf(p, replay) != DecodeOverlap::kNone;
-}
-
-DecodeArgs BaseArgs(const GdnDecodeParams& p, bool replay) {
+// The kernel arguments of a step launched with `overlap` (resolved).
+DecodeArgs BaseArgs(const GdnDecodeParams& p, DecodeOverlap overlap) {
   DecodeArgs a;
   a.batch = p.batch;
   a.H = p.num_k_heads;
@@ -90,7 +87,7 @@ DecodeArgs BaseArgs(const GdnDecodeParams& p, bool replay) {
   a.o = p.o;
   a.o_stride = p.o_row_stride;
   a.o_fp32 = p.o_dtype == DType::kFp32;
-  a.wait_first = OverlapOf(p, replay) == DecodeOverlap::kLaunch;
+  a.wait_first = overlap == DecodeOverlap::kLaunch;
   return a;
 }
 
@@ -362,12 +359,13 @@ absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
                                    cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.batch == 0) return absl::OkStatus();
-  DecodeArgs a = BaseArgs(params, false);
+  const DecodeOverlap overlap = OverlapOf(params, false);
+  DecodeArgs a = BaseArgs(params, overlap);
   a.cache = CacheOf(params, false);
   return Launched(
       internal::LaunchPackedDecodeKernel(
           Resolve(params.tile, params.batch, params.num_v_heads, false), a,
-          stream, Pdl(params, false)),
+          stream, overlap != DecodeOverlap::kNone),
       "LaunchGdnPackedDecode");
 }
 
@@ -375,11 +373,12 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
                                    cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.step.batch == 0) return absl::OkStatus();
-  DecodeArgs a = BaseArgs(params.step, true);
+  const DecodeOverlap overlap = OverlapOf(params.step, true);
+  DecodeArgs a = BaseArgs(params.step, overlap);
   a.cache = CacheOf(params.step, true);
   SetRing(params.ring, params.ring_indices, params.write_pos, &a);
   a.force = params.force_flush;
-  const bool pdl = Pdl(params.step, true);
+  const bool pdl = overlap != DecodeOverlap::kNone;
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
   if (params.coef_route == ReplayCoefRoute::kAuto) {
     precomputed =
