@@ -57,11 +57,12 @@ struct ConvCase {
   std::vector<int> lens;     // tokens per sequence
   std::vector<int8_t> init;  // has_initial_state per sequence
   bool decode = false;       // cu_seqlens = null
+  GdnDims dims = Dims();
 };
 
 void RunConv(const ConvCase& c, uint32_t seed) {
   std::mt19937 rng(seed);
-  const GdnDims d = Dims();
+  const GdnDims& d = c.dims;
   const int C = d.conv_dim(), S = d.conv_kernel - 1;
   const int n = static_cast<int>(c.lens.size());
   const int num_slots = n + 3;
@@ -134,6 +135,29 @@ TEST(CausalConvTest, DecodeUpdate) {
   c.decode = true;
   c.lens.assign(9, 1);
   RunConv(c, 1);
+}
+
+// 16/16 heads; then conv_dim = 2 * 3 * 40 + 6 * 40 = 480 channels, not a
+// multiple of a decode CTA's 2048 (part of the CTA idle), over 37 rows with a
+// fresh sequence among them.
+TEST(CausalConvTest, DecodeUpdateOtherShapes) {
+  SKIP_WITHOUT_GPU();
+  ConvCase c;
+  c.decode = true;
+  c.lens.assign(5, 1);
+  c.dims.num_v_heads = 16;
+  RunConv(c, 3);
+  ConvCase odd;
+  odd.decode = true;
+  odd.lens.assign(37, 1);
+  odd.init.assign(37, 1);
+  odd.init[4] = 0;
+  odd.dims.num_k_heads = 3;
+  odd.dims.num_v_heads = 6;
+  odd.dims.head_k_dim = 40;
+  odd.dims.head_v_dim = 40;
+  ASSERT_EQ(odd.dims.conv_dim(), 480);
+  RunConv(odd, 4);
 }
 
 TEST(CausalConvTest, VarlenPrefillFreshAndContinued) {

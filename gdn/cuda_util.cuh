@@ -88,6 +88,17 @@ __device__ __forceinline__ void GateMath(float a, float b, float A_log,
   *beta = 1.0f / (1.0f + expf(-b));
 }
 
+// Programmatic dependent launch (sm_90; a no-op unless the launch allowed
+// it). GridDependencyWait: wait for the preceding kernel's completion and
+// memory. GridLaunchDependents: let the next kernel, if launched with PDL, be
+// scheduled now; it still reads nothing of ours before its own wait.
+__device__ __forceinline__ void GridDependencyWait() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+__device__ __forceinline__ void GridLaunchDependents() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::);
+}
+
 constexpr float kL2Eps = 1e-6f;
 
 }  // namespace rollout::gdn::internal

@@ -284,16 +284,6 @@ __device__ __forceinline__ int LoadIndex(const int32_t* p) {
   return v;
 }
 
-// Programmatic dependent launch (a no-op unless the launch allowed it): wait
-// for the preceding kernel's completion and memory; let the next kernel start
-// its own prologue.
-__device__ __forceinline__ void GridDependencyWait() {
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-}
-__device__ __forceinline__ void GridLaunchDependents() {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::);
-}
-
 // Ring weights of n entries from the lane's g values (x0 = g_lane, x1 =
 // g_{lane+32}, zero at or past n), computed identically by every warp: lane l
 // gets w_l and w_{l+32} (w_j = exp(sum_{j<i<n} g_i), suffix sums: all <= 1)
