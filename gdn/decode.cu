@@ -215,15 +215,19 @@ const char* DecodeOverlapName(DecodeOverlap overlap) {
 }
 
 DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
-  // Runs 58-62 (H200, graphs of back-to-back calls): PDL with the wait first
-  // takes the batch-1 packed step from 3.2 to 2.7 us (32 value heads) and
-  // the ReplaySSM cycle by 13-19 %; up to 2048 (row, value head) pairs it is
-  // 0.5-15 % faster with the tiles DecodeTileFor picks, except for the
-  // packed step's 64-row tile (PackedWideTileRange: 4 warps in one partial
-  // wave, 20-25 % slower under PDL). From 4096 pairs on it is level or
-  // slower (16/32 B = 512: +2.5-4.5 %).
+  // Runs 58-62 (H200, graphs of back-to-back packed steps): PDL with the wait
+  // first takes the batch-1 packed step from 3.2 to 2.7 us (32 value heads);
+  // up to 2048 (row, value head) pairs it is 0.5-15 % faster with the tiles
+  // DecodeTileFor picks, except for the packed step's 64-row tile
+  // (PackedWideTileRange: 4 warps in one partial wave, 20-25 % slower under
+  // PDL). From 4096 pairs on it is level or slower (16/32 B = 512: +2.5-4.5
+  // %). The ReplaySSM step gains up to 128 pairs (batch 1: -0.35 to -0.5 us)
+  // and loses 0.1-0.4 us at 256-2048, both after a decode step (run 66) and
+  // after the conv update, as in a layer (run 67).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (!replay && PackedWideTileRange(units)) return DecodeOverlap::kNone;
+  if (replay)
+    return units <= 128 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
+  if (PackedWideTileRange(units)) return DecodeOverlap::kNone;
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }
 

@@ -106,11 +106,13 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 
 // How a decode launch overlaps the kernel before it in the stream
 // (programmatic dependent launch, sm_90). Measured on the H200
-// (docs/BENCHMARKS.md, runs 58-62): in a graph of back-to-back packed steps
+// (docs/BENCHMARKS.md, runs 58-67): in a graph of back-to-back packed steps
 // at one decode row of 32 value heads, kLaunch takes 2.7 instead of 3.2 us
 // per call; up to 2048 (row, value head) pairs it is 0.5-15 % faster with
 // the tiles DecodeTileFor picks (but not with the packed step's 64-row tile
-// at 129-256 pairs); above, level or slower.
+// at 129-256 pairs); above, level or slower. The ReplaySSM step gains only
+// up to 128 pairs. After the conv update (gdn/conv.h, which lets its
+// dependents launch as it starts), as in a layer, kLaunch saves 0.3-0.5 us.
 enum class DecodeOverlap : int {
   kAuto = 0,  // kLaunch where it measured faster (DecodeOverlapFor), else kNone
   kNone = 1,  // a plain launch

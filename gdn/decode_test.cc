@@ -777,16 +777,20 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   p.num_v_heads = 24;
   p.num_k_heads = 16;
   EXPECT_FALSE(p.Validate().ok());
-  // PDL with the wait first up to 2048 (row, value head) pairs, except for
-  // the packed step's 64-row tile (runs 58-62).
+  // PDL with the wait first up to 2048 (row, value head) pairs for the
+  // packed step, except for its 64-row tile (runs 58-62), and up to 128 for
+  // ReplaySSM (runs 66-67).
   for (bool replay : {false, true}) {
     EXPECT_EQ(DecodeOverlapFor(1, 32, replay), DecodeOverlap::kLaunch);
-    EXPECT_EQ(DecodeOverlapFor(64, 32, replay), DecodeOverlap::kLaunch);
+    EXPECT_EQ(DecodeOverlapFor(8, 16, replay), DecodeOverlap::kLaunch);
     EXPECT_EQ(DecodeOverlapFor(128, 32, replay), DecodeOverlap::kNone);
   }
+  EXPECT_EQ(DecodeOverlapFor(64, 32, false), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(64, 32, true), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeTileFor(8, 32, false), DecodeTile::kBv64);
   EXPECT_EQ(DecodeOverlapFor(8, 32, false), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeOverlapFor(8, 32, true), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(8, 32, true), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(9, 16, true), DecodeOverlap::kNone);
   GdnReplayAdvanceParams a;
   a.batch = 3;
   a.ring_length = 65;
