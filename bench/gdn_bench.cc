@@ -24,13 +24,18 @@
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
-//             [--profile[=HV/B]] [--replay-only] [--overlap] [--bounds]
+//             [--profile[=HV/B]] [--replay-only] [--overlap] [--layer]
+//             [--bounds]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile[=HV/B]: a few plain launches for ncu (no timing; default 32/256).
 // --overlap: the launch overlaps (gdn::DecodeOverlap) side by side at batch
 //   1-64: packed (auto tile and bv8), ReplaySSM cycles (auto tile and
 //   bv8-bv32; plain launch and kLaunch).
+// --layer: one layer's decode kernels in model order (conv update, then the
+//   packed or a ReplaySSM step), the decode launched plainly, as shipped
+//   (kAuto) and with kPrologue, at batch 1-128, then the conv update alone
+//   at B = 256 and 1024; the full run measures B = 1, 8, 64 of the first.
 // --bounds: only the ReplaySSM speed-up bounds of the byte counts (no GPU;
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
@@ -616,7 +621,10 @@ json BenchPrefill(Runner& r, int HV, int seqs, int len) {
 
 json BenchConvDecode(Runner& r, int HV, int B) {
   const int conv_dim = 2 * kH * kD + HV * kD;
-  const int nsets = 8;
+  // Slot sets rotating over >= 256 MiB of conv state, as the decode steps.
+  const size_t set_bytes = static_cast<size_t>(B) * 3 * conv_dim * 2;
+  const int nsets =
+      std::max<int>(8, (kRotateBytes + set_bytes - 1) / set_bytes);
   uint16_t* x = Alloc<uint16_t>(static_cast<size_t>(B) * conv_dim);
   uint16_t* y = Alloc<uint16_t>(static_cast<size_t>(B) * conv_dim);
   uint16_t* w = Alloc<uint16_t>(static_cast<size_t>(conv_dim) * 4);
@@ -628,7 +636,7 @@ json BenchConvDecode(Runner& r, int HV, int B) {
   CK(FillUniformBf16(w, static_cast<size_t>(conv_dim) * 4, 32, -1, 1, r.s));
   CK(FillUniformBf16(st, static_cast<size_t>(nsets) * B * 3 * conv_dim, 33, -1,
                      1, r.s));
-  const double us = r.UsPerCall(32, [&](int i) {
+  const double us = r.UsPerCall(std::max(nsets, 32), [&](int i) {
     gdn::GdnConvParams p;
     p.conv_dim = conv_dim;
     p.num_seqs = B;
@@ -643,8 +651,126 @@ json BenchConvDecode(Runner& r, int HV, int B) {
     OK(gdn::LaunchGdnCausalConv(p, r.s));
   });
   FreeAll(x, y, w, st, slots);
-  std::printf("conv decode HV=%d B=%d: %.2f us per call\n", HV, B, us);
-  return {{"kind", "conv_decode"}, {"hv", HV}, {"batch", B}, {"us", us}};
+  // x and y rows, the Kc-1 = 3 state rows read and written (bf16).
+  const double gbps = static_cast<double>(B) * conv_dim * 2 * 8 / (us * 1e3);
+  std::printf("conv decode HV=%d B=%d: %.2f us per call, %.0f GB/s\n", HV, B,
+              us, gbps);
+  return {{"kind", "conv_decode"},
+          {"hv", HV},
+          {"batch", B},
+          {"us", us},
+          {"gbps", gbps}};
+}
+
+// One GDN layer's decode kernels in model order: the conv update (in_proj
+// output x -> the q|k|v rows) and then the packed step or a ReplaySSM step
+// reading those rows, µs per layer call (for ReplaySSM the L = 16 cycle
+// average). The decode step is launched plainly (kNone), as shipped (kAuto)
+// and with kPrologue (whose contract conv -> decode meets: the conv kernel
+// writes neither the state nor the ring nor the cursors). Each value is the
+// mean of three passes in rotating order (small-batch timings depend on what
+// ran just before in the process).
+struct LayerTimes {
+  double conv = 0;
+  double packed[3] = {0, 0, 0};  // kNone, kAuto, kPrologue
+  double replay[3] = {0, 0, 0};
+};
+constexpr gdn::DecodeOverlap kLayerOverlaps[3] = {
+    gdn::DecodeOverlap::kNone, gdn::DecodeOverlap::kAuto,
+    gdn::DecodeOverlap::kPrologue};
+LayerTimes LayerChain(Runner& r, Setup& st) {
+  const int B = st.B, cd = st.conv_dim;
+  uint16_t* x = Alloc<uint16_t>(static_cast<size_t>(B) * cd);
+  uint16_t* w = Alloc<uint16_t>(static_cast<size_t>(cd) * 4);
+  const size_t nstate = static_cast<size_t>(st.num_slots) * 3 * cd;
+  uint16_t* cst = Alloc<uint16_t>(nstate);
+  CK(FillUniformBf16(x, static_cast<size_t>(B) * cd, 41, -1, 1, r.s));
+  CK(FillUniformBf16(w, static_cast<size_t>(cd) * 4, 42, -0.5, 0.5, r.s));
+  CK(FillUniformBf16(cst, nstate, 43, -1, 1, r.s));
+  auto conv = [&](const int32_t* slots) {
+    gdn::GdnConvParams p;
+    p.conv_dim = cd;
+    p.num_seqs = B;
+    p.x = x;
+    p.x_row_stride = cd;
+    p.weight = w;
+    p.conv_state = cst;
+    p.num_slots = st.num_slots;
+    p.slot_indices = slots;
+    p.y = st.qkv;  // the decode step's input
+    p.y_row_stride = cd;
+    OK(gdn::LaunchGdnCausalConv(p, r.s));
+  };
+  const int calls = std::max(st.nsets, 32);
+  LayerTimes t;
+  std::vector<std::pair<double*, std::function<double()>>> measure;
+  measure.push_back({&t.conv, [&] {
+                       return r.UsPerCall(calls, [&](int i) {
+                         conv(st.SlotSet(false, false, i % st.nsets));
+                       });
+                     }});
+  for (int k = 0; k < 3; ++k) {
+    Variant v;
+    v.overlap = kLayerOverlaps[k];
+    measure.push_back(
+        {&t.packed[k], [&, v] {
+           return r.UsPerCall(calls, [&](int i) {
+             const int32_t* slots = st.SlotSet(false, false, i % st.nsets);
+             conv(slots);
+             OK(gdn::LaunchGdnPackedDecode(StepParams(st, slots, B, v), r.s));
+           });
+         }});
+    measure.push_back(
+        {&t.replay[k], [&, v] {
+           return r
+               .RingCycle(
+                   st,
+                   [&](int set, const int32_t* cursor) {
+                     const int32_t* slots = st.SlotSet(false, false, set);
+                     conv(slots);
+                     OK(gdn::LaunchGdnReplayDecode(
+                         ReplayParams(st, slots, slots, cursor, B, v), r.s));
+                   })
+               .cycle_us;
+         }});
+  }
+  constexpr int kPasses = 3;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    for (size_t k = 0; k < measure.size(); ++k) {
+      auto& [dst, fn] = measure[(pass + k) % measure.size()];
+      *dst += fn() / kPasses;
+    }
+  }
+  FreeAll(x, w, cst);
+  return t;
+}
+
+// One LAYER line (--layer) and its JSON record.
+json LayerLine(Runner& r, std::mt19937& rng, int HV, int B) {
+  Setup st = MakeSetup(HV, B, r.s, rng);
+  st.AllocRing(DType::kFp32, r.s);
+  const LayerTimes t = LayerChain(r, st);
+  std::printf(
+      "LAYER HV=%d B=%d conv %.2f | conv+packed none %.2f auto(%s) %.2f "
+      "prologue %.2f | conv+replay cycle none %.2f auto(%s) %.2f prologue "
+      "%.2f\n",
+      HV, B, t.conv, t.packed[0],
+      gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)), t.packed[1],
+      t.packed[2], t.replay[0],
+      gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)), t.replay[1],
+      t.replay[2]);
+  std::fflush(stdout);
+  st.Free();
+  json j = {{"kind", "conv_then_decode"},
+            {"hv", HV},
+            {"batch", B},
+            {"conv_us", t.conv}};
+  for (int k = 0; k < 3; ++k) {
+    const std::string o = gdn::DecodeOverlapName(kLayerOverlaps[k]);
+    j["conv_packed_" + o + "_us"] = t.packed[k];
+    j["conv_replay_cycle_" + o + "_us"] = t.replay[k];
+  }
+  return j;
 }
 
 // The floors of a batch-1 call inside a CUDA graph (µs per call): an empty
@@ -823,6 +949,7 @@ struct Options {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
   bool profile = false, replay_only = false, overlap = false, bounds = false;
+  bool layer = false;
   int profile_hv = 32, profile_batch = 256;  // --profile=HV/B
 };
 
@@ -859,11 +986,13 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->overlap = true;
     } else if (a == "--bounds") {
       o->bounds = true;
+    } else if (a == "--layer") {
+      o->layer = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
                    "[--no-micro] [--explore] [--profile[=HV/B]] "
-                   "[--replay-only] [--overlap] [--bounds]\n");
+                   "[--replay-only] [--overlap] [--layer] [--bounds]\n");
       return false;
     }
   }
@@ -1280,6 +1409,15 @@ int Main(int argc, char** argv) {
     OverlapSweep(r, rng);
     return 0;
   }
+  if (o.layer) {
+    for (int HV : {32, 16}) {
+      for (int B : {1, 8, 32, 64, 128}) LayerLine(r, rng, HV, B);
+    }
+    for (int HV : {32, 16}) {
+      for (int B : {256, 1024}) BenchConvDecode(r, HV, B);
+    }
+    return 0;
+  }
   std::vector<Row> table;
   for (int HV : {32, 16}) {
     for (int B : batches) {
@@ -1288,6 +1426,7 @@ int Main(int argc, char** argv) {
     }
   }
   for (int HV : {32, 16}) {
+    for (int B : {1, 8, 64}) recs.push_back(LayerLine(r, rng, HV, B));
     recs.push_back(BenchConvDecode(r, HV, 256));
     recs.push_back(BenchPrefill(r, HV, 1, 4096));
     recs.push_back(BenchPrefill(r, HV, 64, 256));
