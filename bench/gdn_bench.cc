@@ -1108,7 +1108,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
          {"coef_route", static_cast<int>(v.route)},
          {"precomputed", v.route == gdn::ReplayCoefRoute::kPrecomputed ||
                              (v.route == gdn::ReplayCoefRoute::kAuto &&
-                              gdn::ReplayCoefRouteFor(B, HV))},
+                              gdn::ReplayCoefRouteFor(B, kH, HV))},
          {"L", kL},
          {"cycle_us", c.cycle_us},
          {"nonflush_us", c.nonflush_us},

@@ -321,12 +321,16 @@ absl::Status GdnReplayParams::Validate() const {
   return absl::OkStatus();
 }
 
-bool ReplayCoefRouteFor(int rows, int num_v_heads) {
-  // Run 8 (H200): the pre-kernel pays from 4096 (row, value head) pairs on
-  // (-2 % at 128 x 32, -11 % at 256 x 32, -10 % at 1024 x 32); below, its
-  // launch and latency cost more than the per-CTA work it saves.
+bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads) {
+  // Run 8 (H200) put the threshold at 4096 (row, value head) pairs. Since
+  // the fused route's staged ring and index loads (runs 42-65), its cycle is
+  // shorter at 16/16 heads from B = 512 on (-1.5 to -6 %, runs 62, 63, 65,
+  // 66; level at B = 256) and at 16/32 B = 128 (-2 to -4 %); the pre-kernel
+  // still wins at 16/32 B = 1024 (-5 to -6 %), where r = 2 value heads share
+  // each key head's dots (the fused route computes them per value head).
+  // 16/32 B = 256-512 are level within the calls' noise (either ring dtype).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  return units >= 4096;
+  return num_v_heads >= 2 * num_k_heads && units >= 16384;
 }
 
 absl::Status GdnReplayFoldParams::Validate() const {
@@ -385,9 +389,9 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   const bool pdl = overlap != DecodeOverlap::kNone;
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
   if (params.coef_route == ReplayCoefRoute::kAuto) {
-    precomputed =
-        params.coef_scratch != nullptr &&
-        ReplayCoefRouteFor(params.step.batch, params.step.num_v_heads);
+    precomputed = params.coef_scratch != nullptr &&
+                  ReplayCoefRouteFor(params.step.batch, params.step.num_k_heads,
+                                     params.step.num_v_heads);
   }
   // The precomputed route's kAuto tile is bv64 (run 8: best at every batch
   // from 32 x 16 pairs on; bv128 lost 3-10 %).

@@ -211,9 +211,11 @@ struct GdnReplayRing {
 // the records only after its dependency wait. The kAuto tile of the precomputed
 // route is kBv64.
 enum class ReplayCoefRoute : int { kAuto = 0, kFused = 1, kPrecomputed = 2 };
-// Whether kAuto takes the precomputed route for `rows` rows of `num_v_heads`
-// heads (given a scratch buffer; either ring dtype).
-bool ReplayCoefRouteFor(int rows, int num_v_heads);
+// Whether kAuto takes the precomputed route for `rows` rows of
+// `num_k_heads` / `num_v_heads` heads (given a scratch buffer; either ring
+// dtype): from 16384 (row, value head) pairs where value heads share key
+// heads (runs 62-69).
+bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads);
 
 // One ReplaySSM decode step (ON rows) plus plain packed steps (OFF rows) of a
 // GDN layer. `step` carries everything of the packed step (its tile too).
