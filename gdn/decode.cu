@@ -321,16 +321,20 @@ absl::Status GdnReplayParams::Validate() const {
   return absl::OkStatus();
 }
 
-bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads) {
+bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads,
+                        DType ring_dtype) {
   // Run 8 (H200) put the threshold at 4096 (row, value head) pairs. Since
   // the fused route's staged ring and index loads (runs 42-65), its cycle is
-  // shorter at 16/16 heads from B = 512 on (-1.5 to -6 %, runs 62, 63, 65,
-  // 66; level at B = 256) and at 16/32 B = 128 (-2 to -4 %); the pre-kernel
+  // shorter at 16/16 heads from B = 256 on (-2.5 to -4.7 %, run 69's A/B;
+  // -1.5 to -6 % in runs 62-66) and at 16/32 B = 128 (-4.5 %); the pre-kernel
   // still wins at 16/32 B = 1024 (-5 to -6 %), where r = 2 value heads share
-  // each key head's dots (the fused route computes them per value head).
-  // 16/32 B = 256-512 are level within the calls' noise (either ring dtype).
+  // each key head's dots (the fused route computes them per value head). At
+  // 16/32 B = 512 the fused route is 2-4.6 % faster with the fp32 ring (runs
+  // 65, 66, 69; +0.4 % in run 63) and 1-2 % slower with the bf16 ring, whose
+  // smaller d entries leave the fused route's dots a larger share.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  return num_v_heads >= 2 * num_k_heads && units >= 16384;
+  const int64_t threshold = ring_dtype == DType::kBf16 ? 16384 : 32768;
+  return num_v_heads >= 2 * num_k_heads && units >= threshold;
 }
 
 absl::Status GdnReplayFoldParams::Validate() const {
@@ -389,9 +393,10 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   const bool pdl = overlap != DecodeOverlap::kNone;
   bool precomputed = params.coef_route == ReplayCoefRoute::kPrecomputed;
   if (params.coef_route == ReplayCoefRoute::kAuto) {
-    precomputed = params.coef_scratch != nullptr &&
-                  ReplayCoefRouteFor(params.step.batch, params.step.num_k_heads,
-                                     params.step.num_v_heads);
+    precomputed =
+        params.coef_scratch != nullptr &&
+        ReplayCoefRouteFor(params.step.batch, params.step.num_k_heads,
+                           params.step.num_v_heads, params.ring.dtype);
   }
   // The precomputed route's kAuto tile is bv64 (run 8: best at every batch
   // from 32 x 16 pairs on; bv128 lost 3-10 %).

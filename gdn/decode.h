@@ -212,10 +212,11 @@ struct GdnReplayRing {
 // route is kBv64.
 enum class ReplayCoefRoute : int { kAuto = 0, kFused = 1, kPrecomputed = 2 };
 // Whether kAuto takes the precomputed route for `rows` rows of
-// `num_k_heads` / `num_v_heads` heads (given a scratch buffer; either ring
-// dtype): from 16384 (row, value head) pairs where value heads share key
-// heads (runs 62-69).
-bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads);
+// `num_k_heads` / `num_v_heads` heads and a ring of `ring_dtype` (given a
+// scratch buffer): where value heads share key heads, from 32768 (row, value
+// head) pairs with the fp32 ring, 16384 with the bf16 ring (runs 62-70).
+bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads,
+                        DType ring_dtype);
 
 // One ReplaySSM decode step (ON rows) plus plain packed steps (OFF rows) of a
 // GDN layer. `step` carries everything of the packed step (its tile too).

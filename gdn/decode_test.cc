@@ -645,13 +645,17 @@ TEST(ReplayDecodeTest, PrecomputedCoefficientsEveryTileAndHeadCount) {
   // The staged flush scales the staged entries in place: at L = 17 every
   // committed entry (16) is staged; from L = 18 the launcher does not stage.
   for (int L : {17, 18}) long_ring(32, L, 3, DecodeTile::kBv64, true);
-  // kAuto with a scratch: 512 rows x 32 heads >= the precomputed threshold.
-  ASSERT_TRUE(ReplayCoefRouteFor(512, 16, 32));
+  // kAuto with a scratch: 512 rows x 32 heads >= the precomputed threshold
+  // of the bf16 ring (the fp32 ring's is 1024 rows: too long on the CPU).
+  ASSERT_TRUE(ReplayCoefRouteFor(512, 16, 32, DType::kBf16));
   ReplayCase c;
   c.batch = 512;
   c.L = 4;
   c.cycles = 1;  // a big batch: one short cycle (+ 3 steps) keeps the CPU
                  // side short
+  c.ring_dtype = DType::kBf16;
+  c.tol_out = 2e-2;  // as Bf16RingPrecomputedStaysClose
+  c.tol_state = 2e-2;
   c.route = ReplayCoefRoute::kAuto;
   RunReplay(c, seed++);
 }
@@ -912,13 +916,17 @@ TEST(DecodeParamsTest, ValidateChecksCoefScratch) {
   p.coef_route = static_cast<ReplayCoefRoute>(7);
   EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
 
-  EXPECT_FALSE(ReplayCoefRouteFor(1, 16, 32));
-  EXPECT_FALSE(ReplayCoefRouteFor(128, 16, 32));
-  EXPECT_FALSE(ReplayCoefRouteFor(511, 16, 32));
-  EXPECT_TRUE(ReplayCoefRouteFor(512, 16, 32));
-  EXPECT_TRUE(ReplayCoefRouteFor(256, 16, 64));
-  EXPECT_FALSE(ReplayCoefRouteFor(1024, 16, 16));  // r = 1: fused
-  EXPECT_FALSE(ReplayCoefRouteFor(4096, 16, 16));
+  for (DType ring : {DType::kFp32, DType::kBf16}) {
+    EXPECT_FALSE(ReplayCoefRouteFor(1, 16, 32, ring));
+    EXPECT_FALSE(ReplayCoefRouteFor(128, 16, 32, ring));
+    EXPECT_FALSE(ReplayCoefRouteFor(511, 16, 32, ring));
+    EXPECT_TRUE(ReplayCoefRouteFor(1024, 16, 32, ring));
+    EXPECT_TRUE(ReplayCoefRouteFor(512, 16, 64, ring));
+    EXPECT_FALSE(ReplayCoefRouteFor(1024, 16, 16, ring));  // r = 1: fused
+    EXPECT_FALSE(ReplayCoefRouteFor(4096, 16, 16, ring));
+  }
+  EXPECT_FALSE(ReplayCoefRouteFor(512, 16, 32, DType::kFp32));
+  EXPECT_TRUE(ReplayCoefRouteFor(512, 16, 32, DType::kBf16));
 }
 
 }  // namespace
