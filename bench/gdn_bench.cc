@@ -34,8 +34,9 @@
 //   bv8-bv32; plain launch and kLaunch).
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
-//   (kAuto) and with kPrologue, at batch 1-128, then the conv update alone
-//   at B = 256 and 1024; the full run measures B = 1, 8, 64 of the first.
+//   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
+//   batch 1-512, then the conv update alone at B = 256 and 1024; the full
+//   run measures B = 1, 8, 64 of the first.
 // --bounds: only the ReplaySSM speed-up bounds of the byte counts (no GPU;
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
@@ -62,6 +63,7 @@
 #include "bench/rmw_micro.h"
 #include "gdn/conv.h"
 #include "gdn/decode.h"
+#include "gdn/layer_decode.h"
 #include "gdn/prefill.h"
 #include "nlohmann/json.hpp"
 
@@ -665,15 +667,15 @@ json BenchConvDecode(Runner& r, int HV, int B) {
 // One GDN layer's decode kernels in model order: the conv update (in_proj
 // output x -> the q|k|v rows) and then the packed step or a ReplaySSM step
 // reading those rows, µs per layer call (for ReplaySSM the L = 16 cycle
-// average). The decode step is launched plainly (kNone), as shipped (kAuto)
-// and with kPrologue (whose contract conv -> decode meets: the conv kernel
-// writes neither the state nor the ring nor the cursors). Each value is the
-// mean of three passes in rotating order (small-batch timings depend on what
-// ran just before in the process).
+// average). Launched separately with the decode step plainly (kNone), as
+// shipped (kAuto) and with kPrologue (whose contract conv -> decode meets),
+// and as the pair of gdn/layer_decode.h (its own kAuto rule). Each value is
+// the mean of three passes in rotating order (small-batch timings depend on
+// what ran just before in the process).
 struct LayerTimes {
   double conv = 0;
-  double packed[3] = {0, 0, 0};  // kNone, kAuto, kPrologue
-  double replay[3] = {0, 0, 0};
+  double packed[4] = {0, 0, 0, 0};  // kNone, kAuto, kPrologue, the pair
+  double replay[4] = {0, 0, 0, 0};
 };
 constexpr gdn::DecodeOverlap kLayerOverlaps[3] = {
     gdn::DecodeOverlap::kNone, gdn::DecodeOverlap::kAuto,
@@ -687,7 +689,7 @@ LayerTimes LayerChain(Runner& r, Setup& st) {
   CK(FillUniformBf16(x, static_cast<size_t>(B) * cd, 41, -1, 1, r.s));
   CK(FillUniformBf16(w, static_cast<size_t>(cd) * 4, 42, -0.5, 0.5, r.s));
   CK(FillUniformBf16(cst, nstate, 43, -1, 1, r.s));
-  auto conv = [&](const int32_t* slots) {
+  auto conv_params = [&](const int32_t* slots) {
     gdn::GdnConvParams p;
     p.conv_dim = cd;
     p.num_seqs = B;
@@ -699,40 +701,60 @@ LayerTimes LayerChain(Runner& r, Setup& st) {
     p.slot_indices = slots;
     p.y = st.qkv;  // the decode step's input
     p.y_row_stride = cd;
-    OK(gdn::LaunchGdnCausalConv(p, r.s));
+    return p;
   };
   const int calls = std::max(st.nsets, 32);
+  // (separate launches with `overlap`, or the pair) -> µs per layer call.
+  auto packed = [&](bool pair, gdn::DecodeOverlap overlap) {
+    Variant v;
+    v.overlap = overlap;
+    return r.UsPerCall(calls, [&](int i) {
+      const int32_t* slots = st.SlotSet(false, false, i % st.nsets);
+      const gdn::GdnDecodeParams p = StepParams(st, slots, B, v);
+      if (pair) {
+        OK(gdn::LaunchGdnLayerDecode(conv_params(slots), p, r.s));
+      } else {
+        OK(gdn::LaunchGdnCausalConv(conv_params(slots), r.s));
+        OK(gdn::LaunchGdnPackedDecode(p, r.s));
+      }
+    });
+  };
+  auto replay = [&](bool pair, gdn::DecodeOverlap overlap) {
+    Variant v;
+    v.overlap = overlap;
+    return r
+        .RingCycle(
+            st,
+            [&](int set, const int32_t* cursor) {
+              const int32_t* slots = st.SlotSet(false, false, set);
+              const gdn::GdnReplayParams p =
+                  ReplayParams(st, slots, slots, cursor, B, v);
+              if (pair) {
+                OK(gdn::LaunchGdnLayerReplayDecode(conv_params(slots), p, r.s));
+              } else {
+                OK(gdn::LaunchGdnCausalConv(conv_params(slots), r.s));
+                OK(gdn::LaunchGdnReplayDecode(p, r.s));
+              }
+            })
+        .cycle_us;
+  };
   LayerTimes t;
   std::vector<std::pair<double*, std::function<double()>>> measure;
-  measure.push_back({&t.conv, [&] {
-                       return r.UsPerCall(calls, [&](int i) {
-                         conv(st.SlotSet(false, false, i % st.nsets));
-                       });
-                     }});
-  for (int k = 0; k < 3; ++k) {
-    Variant v;
-    v.overlap = kLayerOverlaps[k];
+  measure.push_back(
+      {&t.conv, [&] {
+         return r.UsPerCall(calls, [&](int i) {
+           OK(gdn::LaunchGdnCausalConv(
+               conv_params(st.SlotSet(false, false, i % st.nsets)), r.s));
+         });
+       }});
+  for (int k = 0; k < 4; ++k) {
+    const bool pair = k == 3;
+    const gdn::DecodeOverlap ov =
+        pair ? gdn::DecodeOverlap::kAuto : kLayerOverlaps[k];
     measure.push_back(
-        {&t.packed[k], [&, v] {
-           return r.UsPerCall(calls, [&](int i) {
-             const int32_t* slots = st.SlotSet(false, false, i % st.nsets);
-             conv(slots);
-             OK(gdn::LaunchGdnPackedDecode(StepParams(st, slots, B, v), r.s));
-           });
-         }});
+        {&t.packed[k], [&, pair, ov] { return packed(pair, ov); }});
     measure.push_back(
-        {&t.replay[k], [&, v] {
-           return r
-               .RingCycle(
-                   st,
-                   [&](int set, const int32_t* cursor) {
-                     const int32_t* slots = st.SlotSet(false, false, set);
-                     conv(slots);
-                     OK(gdn::LaunchGdnReplayDecode(
-                         ReplayParams(st, slots, slots, cursor, B, v), r.s));
-                   })
-               .cycle_us;
-         }});
+        {&t.replay[k], [&, pair, ov] { return replay(pair, ov); }});
   }
   constexpr int kPasses = 3;
   for (int pass = 0; pass < kPasses; ++pass) {
@@ -752,19 +774,25 @@ json LayerLine(Runner& r, std::mt19937& rng, int HV, int B) {
   const LayerTimes t = LayerChain(r, st);
   std::printf(
       "LAYER HV=%d B=%d conv %.2f | conv+packed none %.2f auto(%s) %.2f "
-      "prologue %.2f | conv+replay cycle none %.2f auto(%s) %.2f prologue "
-      "%.2f\n",
+      "prologue %.2f pair(%s) %.2f | conv+replay cycle none %.2f auto(%s) "
+      "%.2f prologue %.2f pair(%s) %.2f\n",
       HV, B, t.conv, t.packed[0],
       gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)), t.packed[1],
-      t.packed[2], t.replay[0],
+      t.packed[2],
+      gdn::DecodeOverlapName(gdn::LayerDecodeOverlapFor(B, HV, false)),
+      t.packed[3], t.replay[0],
       gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)), t.replay[1],
-      t.replay[2]);
+      t.replay[2],
+      gdn::DecodeOverlapName(gdn::LayerDecodeOverlapFor(B, HV, true)),
+      t.replay[3]);
   std::fflush(stdout);
   st.Free();
   json j = {{"kind", "conv_then_decode"},
             {"hv", HV},
             {"batch", B},
-            {"conv_us", t.conv}};
+            {"conv_us", t.conv},
+            {"pair_packed_us", t.packed[3]},
+            {"pair_replay_cycle_us", t.replay[3]}};
   for (int k = 0; k < 3; ++k) {
     const std::string o = gdn::DecodeOverlapName(kLayerOverlaps[k]);
     j["conv_packed_" + o + "_us"] = t.packed[k];
@@ -1108,7 +1136,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
          {"coef_route", static_cast<int>(v.route)},
          {"precomputed", v.route == gdn::ReplayCoefRoute::kPrecomputed ||
                              (v.route == gdn::ReplayCoefRoute::kAuto &&
-                              gdn::ReplayCoefRouteFor(B, kH, HV))},
+                              gdn::ReplayCoefRouteFor(B, kH, HV, ring))},
          {"L", kL},
          {"cycle_us", c.cycle_us},
          {"nonflush_us", c.nonflush_us},
@@ -1411,7 +1439,7 @@ int Main(int argc, char** argv) {
   }
   if (o.layer) {
     for (int HV : {32, 16}) {
-      for (int B : {1, 8, 32, 64, 128}) LayerLine(r, rng, HV, B);
+      for (int B : {1, 8, 32, 64, 128, 256, 512}) LayerLine(r, rng, HV, B);
     }
     for (int HV : {32, 16}) {
       for (int B : {256, 1024}) BenchConvDecode(r, HV, B);

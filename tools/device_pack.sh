@@ -42,7 +42,7 @@ done
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(//gdn:reference_test //gdn:decode_test //gdn:conv_test
-           //gdn:prefill_test //bench:gdn_bench)
+           //gdn:layer_decode_test //gdn:prefill_test //bench:gdn_bench)
 fi
 
 bazel --output_base="$OUTPUT_BASE" build -c opt --jobs=2 "${TARGETS[@]}"
