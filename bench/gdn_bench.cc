@@ -1146,6 +1146,14 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
          {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
     return c;
   };
+  // The shipped configurations are timed three times, spread over the
+  // point: before the tile sweep, after it and after the variants (median).
+  // Back-to-back timings shared whatever slow phase the call was in: one
+  // right after the tile sweep came out 4-7 % slow at 16/32 B = 256 in runs
+  // 11-12; in run 71 three in a row gave ReplaySSM cycles 6 % slower than
+  // the same configuration minutes later (16/32 B = 512: 327.4 vs 308.8 us,
+  // flush 820 us; 16/16 B = 1024: 330.8 vs 313.5).
+  std::vector<double> p_autos = {packed(Variant())};
   // Packed decode: every tile (overlap auto), then variants.
   DecodeTile best_p = DecodeTile::kAuto;
   for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
@@ -1160,12 +1168,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   row.p_tile = gdn::DecodeTileName(best_p);
   {
     Variant v;
-    // The shipped configuration, timed three times (median): one timing
-    // of it, right after the tile sweep, came out 4-7 % slow at 16/32
-    // B = 256 in every run without --explore of runs 11-12 (the same
-    // kernel as the sweep's bv8 at 264.5 us), which inflated `x`.
-    row.p_auto = Median({packed(v), packed(v), packed(v)});
-    row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
+    p_autos.push_back(packed(v));
     v.policy = gdn::DecodeStatePolicy::kDefault;
     row.p_plain = packed(v);
     v = Variant();
@@ -1174,19 +1177,22 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     v = Variant();
     v.sorted = true;
     row.p_sorted = packed(v);
-    // A plain launch: where kAuto launches plainly, the same configuration.
-    row.p_none = row.p_auto;
-    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
-      v = Variant();
-      v.overlap = gdn::DecodeOverlap::kNone;
-      row.p_none = packed(v);
-    }
     if (pdl_ok) {
       v = Variant();
       v.overlap = gdn::DecodeOverlap::kPrologue;
       row.p_pdl = packed(v);
       v.tile = best_p;
       row.p_best_pdl = packed(v);
+    }
+    p_autos.push_back(packed(Variant()));
+    row.p_auto = Median(p_autos);
+    row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
+    // A plain launch: where kAuto launches plainly, the same configuration.
+    row.p_none = row.p_auto;
+    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
+      v = Variant();
+      v.overlap = gdn::DecodeOverlap::kNone;
+      row.p_none = packed(v);
     }
   }
   // ReplaySSM, fp32 ring: every tile (staged ring, overlap auto), then
@@ -1244,6 +1250,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     st.Free();
     return row;
   }
+  std::vector<Runner::Cycle> r_autos = {replay(Variant(), DType::kFp32)};
   DecodeTile best_r = DecodeTile::kAuto;
   for (int t = 1; t < gdn::kNumDecodeTiles; ++t) {
     Variant v;
@@ -1257,19 +1264,9 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   row.r_tile = gdn::DecodeTileName(best_r);
   {
     Variant v;
-    // The shipped configuration: the median of three cycles (the flush
-    // step's timing varied by up to 15 % between minutes of one call in
-    // run 25, e.g. 16/32 B = 512: 817 vs 701-751 us).
-    std::vector<Runner::Cycle> cs;
-    for (int i = 0; i < 3; ++i) cs.push_back(replay(v, DType::kFp32));
-    std::sort(cs.begin(), cs.end(),
-              [](const Runner::Cycle& x, const Runner::Cycle& y) {
-                return x.cycle_us < y.cycle_us;
-              });
-    const Runner::Cycle c = cs[1];
-    row.r_auto = c.cycle_us;
-    row.r_nf = c.nonflush_us;
-    row.r_f = c.flush_us;
+    // (The flush step's timing also varied by up to 15 % between minutes
+    // of one call in run 25, e.g. 16/32 B = 512: 817 vs 701-751 us.)
+    r_autos.push_back(replay(v, DType::kFp32));
     row.r_stag = r.Staggered(st, v);
     rec({{"kind", "replay_fp32_staggered"},
          {"tile", "auto"},
@@ -1279,7 +1276,6 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     v = Variant();
     v.linear = true;
     row.r_lin = replay(v, DType::kFp32).cycle_us;
-    row.r_none = row.r_auto;
     if (gdn::DecodeOverlapFor(B, HV, true) != gdn::DecodeOverlap::kNone) {
       v = Variant();
       v.overlap = gdn::DecodeOverlap::kNone;
@@ -1292,6 +1288,16 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
       v.tile = best_r;
       row.r_best_pdl = replay(v, DType::kFp32).cycle_us;
     }
+    r_autos.push_back(replay(Variant(), DType::kFp32));
+    std::sort(r_autos.begin(), r_autos.end(),
+              [](const Runner::Cycle& x, const Runner::Cycle& y) {
+                return x.cycle_us < y.cycle_us;
+              });
+    const Runner::Cycle& c = r_autos[1];  // the median cycle
+    row.r_auto = c.cycle_us;
+    row.r_nf = c.nonflush_us;
+    row.r_f = c.flush_us;
+    if (row.r_none == 0) row.r_none = row.r_auto;
   }
   if (B >= 2 && (B == 8 || B == 128 || B == 512 || o.quick)) {
     const Runner::Cycle same = r.MixedSameLaunch(st);
