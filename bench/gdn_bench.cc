@@ -1276,11 +1276,6 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     v = Variant();
     v.linear = true;
     row.r_lin = replay(v, DType::kFp32).cycle_us;
-    if (gdn::DecodeOverlapFor(B, HV, true) != gdn::DecodeOverlap::kNone) {
-      v = Variant();
-      v.overlap = gdn::DecodeOverlap::kNone;
-      row.r_none = replay(v, DType::kFp32).cycle_us;
-    }
     if (pdl_ok) {
       v = Variant();
       v.overlap = gdn::DecodeOverlap::kPrologue;
@@ -1297,7 +1292,13 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     row.r_auto = c.cycle_us;
     row.r_nf = c.nonflush_us;
     row.r_f = c.flush_us;
-    if (row.r_none == 0) row.r_none = row.r_auto;
+    // A plain launch: where kAuto launches plainly, the same configuration.
+    row.r_none = row.r_auto;
+    if (gdn::DecodeOverlapFor(B, HV, true) != gdn::DecodeOverlap::kNone) {
+      v = Variant();
+      v.overlap = gdn::DecodeOverlap::kNone;
+      row.r_none = replay(v, DType::kFp32).cycle_us;
+    }
   }
   if (B >= 2 && (B == 8 || B == 128 || B == 512 || o.quick)) {
     const Runner::Cycle same = r.MixedSameLaunch(st);

@@ -11,7 +11,6 @@
 #include "gdn/reference.h"
 #include "gdn/test_util.h"
 #include "gtest/gtest.h"
-#include "model/cuda/device.h"
 
 namespace rollout::gdn {
 namespace {
@@ -21,12 +20,6 @@ using testing::FromBf16;
 using testing::RoundBf16;
 using testing::ToBf16;
 using testing::ToDevice;
-
-#define SKIP_WITHOUT_GPU()                                               \
-  do {                                                                   \
-    const std::string reason = cuda::NoGpuReason();                      \
-    if (!reason.empty()) GTEST_SKIP() << "GPU test skipped: " << reason; \
-  } while (0)
 
 GdnDims Dims() {
   GdnDims d;
@@ -130,7 +123,7 @@ void RunConv(const ConvCase& c, uint32_t seed) {
 }
 
 TEST(CausalConvTest, DecodeUpdate) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   ConvCase c;
   c.decode = true;
   c.lens.assign(9, 1);
@@ -141,7 +134,7 @@ TEST(CausalConvTest, DecodeUpdate) {
 // multiple of a decode CTA's 2048 (part of the CTA idle), over 37 rows with a
 // fresh sequence among them.
 TEST(CausalConvTest, DecodeUpdateOtherShapes) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   ConvCase c;
   c.decode = true;
   c.lens.assign(5, 1);
@@ -161,7 +154,7 @@ TEST(CausalConvTest, DecodeUpdateOtherShapes) {
 }
 
 TEST(CausalConvTest, VarlenPrefillFreshAndContinued) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   ConvCase c;
   c.lens = {1, 2, 3, 5, 16, 17, 40, 100, 33};
   c.init = {0, 1, 0, 1, 0, 1, 0, 1, 1};

@@ -225,8 +225,9 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
   // and loses 0.1-0.4 us at 256-2048, both after a decode step (run 66) and
   // after the conv update, as in a layer (run 67).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (replay)
+  if (replay) {
     return units <= 128 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
+  }
   if (PackedWideTileRange(units)) return DecodeOverlap::kNone;
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }

@@ -112,7 +112,9 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 // the tiles DecodeTileFor picks (but not with the packed step's 64-row tile
 // at 129-256 pairs); above, level or slower. The ReplaySSM step gains only
 // up to 128 pairs. After the conv update (gdn/conv.h, which lets its
-// dependents launch as it starts), as in a layer, kLaunch saves 0.3-0.5 us.
+// dependents launch as it starts), as in a layer, kLaunch saves 0.3-0.5 us;
+// gdn/layer_decode.h launches that pair with kPrologue where it is faster
+// still (its contract holds after the conv kernel).
 enum class DecodeOverlap : int {
   kAuto = 0,  // kLaunch where it measured faster (DecodeOverlapFor), else kNone
   kNone = 1,  // a plain launch

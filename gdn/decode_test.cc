@@ -17,7 +17,6 @@
 #include "gdn/reference.h"
 #include "gdn/test_util.h"
 #include "gtest/gtest.h"
-#include "model/cuda/device.h"
 
 namespace rollout::gdn {
 namespace {
@@ -29,12 +28,6 @@ using testing::ToBf16;
 using testing::ToDevice;
 
 constexpr int kD = 128;
-
-#define SKIP_WITHOUT_GPU()                                               \
-  do {                                                                   \
-    const std::string reason = cuda::NoGpuReason();                      \
-    if (!reason.empty()) GTEST_SKIP() << "GPU test skipped: " << reason; \
-  } while (0)
 
 GdnDims Dims(int hv) {
   GdnDims d;
@@ -262,7 +255,7 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
 // With the wait after the state loads (kPrologue's order) a step would read
 // the state before the previous step had written it.
 TEST(PackedDecodeTest, ChainedStepsWithLaunchOverlap) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   ASSERT_EQ(DecodeOverlapFor(1, 32, false), DecodeOverlap::kLaunch);
   uint32_t seed = 170;
   for (DecodeOverlap o : {DecodeOverlap::kLaunch, DecodeOverlap::kAuto}) {
@@ -278,7 +271,7 @@ TEST(PackedDecodeTest, ChainedStepsWithLaunchOverlap) {
 }
 
 TEST(PackedDecodeTest, MatchesReferenceEveryTileAndHeadCount) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 1;
   for (int hv : {16, 32, 48, 64}) {
     for (int t = 0; t < kNumDecodeTiles; ++t) {
@@ -289,7 +282,7 @@ TEST(PackedDecodeTest, MatchesReferenceEveryTileAndHeadCount) {
 }
 
 TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   RunPacked({32, 37, DecodeTile::kAuto, DType::kFp32, DType::kFp32}, 100);
   RunPacked({32, 37, DecodeTile::kBv8, DType::kBf16, DType::kFp32, true}, 104);
   RunPacked({16, 9, DecodeTile::kBv128, DType::kBf16, DType::kFp32, true,
@@ -307,7 +300,7 @@ TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
 // from 512 (row, head) pairs), and the plain policy forced where kAuto would
 // pick evict-last.
 TEST(PackedDecodeTest, StatePolicies) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 150;
   for (DecodeTile tile :
        {DecodeTile::kBv8, DecodeTile::kBv16, DecodeTile::kBv64}) {
@@ -582,7 +575,7 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
 }
 
 TEST(ReplayDecodeTest, Fp32RingEqualsRecurrentOverFiveCycles) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   for (int L : {1, 8, 16}) {
     ReplayCase c;
     c.L = L;
@@ -594,7 +587,7 @@ TEST(ReplayDecodeTest, Fp32RingEqualsRecurrentOverFiveCycles) {
 // over >= 5 ring cycles for L = 1, 8, 16 (OFF, padding and force-flushed rows
 // in the launch) ...
 TEST(ReplayDecodeTest, PrecomputedCoefficientsEqualRecurrent) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   for (int L : {1, 8, 16}) {
     ReplayCase c;
     c.L = L;
@@ -606,7 +599,7 @@ TEST(ReplayDecodeTest, PrecomputedCoefficientsEqualRecurrent) {
 // ... every tile staged and unstaged, every head count, the second pass past
 // 16 entries (L = 64), PDL, and kAuto choosing the route.
 TEST(ReplayDecodeTest, PrecomputedCoefficientsEveryTileAndHeadCount) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 720;
   for (int t = 1; t < kNumDecodeTiles; ++t) {
     for (bool stage : {true, false}) {
@@ -661,7 +654,7 @@ TEST(ReplayDecodeTest, PrecomputedCoefficientsEveryTileAndHeadCount) {
 }
 
 TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 300;
   for (int t = 1; t < kNumDecodeTiles; ++t) {
     for (bool stage : {true, false}) {
@@ -686,7 +679,7 @@ TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
 
 // Forced evict-last policy (flush and OFF-row stores, state loads).
 TEST(ReplayDecodeTest, EvictLastPolicy) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 350;
   for (DecodeTile tile : {DecodeTile::kBv32, DecodeTile::kBv64}) {
     ReplayCase c;
@@ -701,7 +694,7 @@ TEST(ReplayDecodeTest, EvictLastPolicy) {
 TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
   // L = 64: more entries than the kernel stages or keeps in registers and
   // more than a warp's lanes.
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   for (bool stage : {true, false}) {
     ReplayCase c;
     c.hv = 16;
@@ -715,7 +708,7 @@ TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
 }
 
 TEST(ReplayDecodeTest, FoldGivesExactState) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   ReplayCase c;
   c.L = 16;
   c.batch = 6;
@@ -726,7 +719,7 @@ TEST(ReplayDecodeTest, FoldGivesExactState) {
 TEST(ReplayDecodeTest, Bf16RingStaysClose) {
   // bf16 k and d: the replayed updates are rounded and folded into the state
   // at each flush; the drift is bounded, not exact.
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   for (DecodeTile tile :
        {DecodeTile::kAuto, DecodeTile::kBv8, DecodeTile::kBv128}) {
     ReplayCase c;
@@ -743,7 +736,7 @@ TEST(ReplayDecodeTest, Bf16RingStaysClose) {
 // kAuto tile (bv64), the smallest staged and the largest tiles, staged and
 // not, and a ring longer than the staged entries.
 TEST(ReplayDecodeTest, Bf16RingPrecomputedStaysClose) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 610;
   for (DecodeTile tile :
        {DecodeTile::kAuto, DecodeTile::kBv8, DecodeTile::kBv128}) {

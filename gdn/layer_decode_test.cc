@@ -15,7 +15,6 @@
 
 #include "gdn/test_util.h"
 #include "gtest/gtest.h"
-#include "model/cuda/device.h"
 
 namespace rollout::gdn {
 namespace {
@@ -23,12 +22,6 @@ namespace {
 using testing::DeviceBuffer;
 using testing::ToBf16;
 using testing::ToDevice;
-
-#define SKIP_WITHOUT_GPU()                                               \
-  do {                                                                   \
-    const std::string reason = cuda::NoGpuReason();                      \
-    if (!reason.empty()) GTEST_SKIP() << "GPU test skipped: " << reason; \
-  } while (0)
 
 constexpr int kH = 16, kD = 128, kRing = 4;
 
@@ -202,7 +195,7 @@ void RunPair(const LayerCase& c, uint32_t seed) {
 }
 
 TEST(LayerDecodeTest, PackedPairEqualsPlainLaunches) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   // kPrologue (16/32 B = 1, 16/16 B = 8), then kLaunch (16/16 B = 37).
   RunPair({32, 1, false, 3}, 1);
   RunPair({16, 8, false, 3}, 2);
@@ -210,7 +203,7 @@ TEST(LayerDecodeTest, PackedPairEqualsPlainLaunches) {
 }
 
 TEST(LayerDecodeTest, ReplayPairEqualsPlainLaunchesAcrossAFlush) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   // L = 4, six steps: non-flush steps, a flush, non-flush steps again.
   RunPair({32, 1, true, 6}, 4);
   RunPair({32, 5, true, 6}, 5);

@@ -12,7 +12,6 @@
 #include "gdn/reference.h"
 #include "gdn/test_util.h"
 #include "gtest/gtest.h"
-#include "model/cuda/device.h"
 
 namespace rollout::gdn {
 namespace {
@@ -21,12 +20,6 @@ using testing::DeviceBuffer;
 using testing::RelErr;
 using testing::ToBf16;
 using testing::ToDevice;
-
-#define SKIP_WITHOUT_GPU()                                               \
-  do {                                                                   \
-    const std::string reason = cuda::NoGpuReason();                      \
-    if (!reason.empty()) GTEST_SKIP() << "GPU test skipped: " << reason; \
-  } while (0)
 
 struct PrefillCase {
   int hv = 32;
@@ -138,7 +131,7 @@ void RunPrefill(const PrefillCase& c, uint32_t seed) {
 }
 
 TEST(ChunkedPrefillTest, MatchesTokenLoopVarlen) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   PrefillCase c;
   c.lens = {1, 63, 64, 65, 200, 7, 9};
   c.init = {0, 1, 0, 1, 0, 1, 1};
@@ -146,7 +139,7 @@ TEST(ChunkedPrefillTest, MatchesTokenLoopVarlen) {
 }
 
 TEST(ChunkedPrefillTest, SixteenValueHeads) {
-  SKIP_WITHOUT_GPU();
+  GDN_SKIP_WITHOUT_GPU();
   PrefillCase c;
   c.hv = 16;
   c.lens = {130, 3, 5};

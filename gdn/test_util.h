@@ -1,5 +1,5 @@
-// Test and benchmark helpers for the GDN kernels (testonly): device buffers,
-// host bf16 conversion, random bf16-exact inputs, error metrics.
+// Test helpers for the GDN kernels (testonly): device buffers, host bf16
+// conversion, random bf16-exact inputs, error metrics, the GPU-test skip.
 #ifndef ROLLOUT_GDN_TEST_UTIL_H_
 #define ROLLOUT_GDN_TEST_UTIL_H_
 
@@ -11,6 +11,18 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "gtest/gtest.h"
+#include "model/cuda/device.h"
+
+// Skips the current test, with the reason, where no usable GPU is present.
+#define GDN_SKIP_WITHOUT_GPU()                                            \
+  do {                                                                    \
+    const std::string gdn_no_gpu_reason = ::rollout::cuda::NoGpuReason(); \
+    if (!gdn_no_gpu_reason.empty()) {                                     \
+      GTEST_SKIP() << "GPU test skipped: " << gdn_no_gpu_reason;          \
+    }                                                                     \
+  } while (0)
 
 namespace rollout::gdn::testing {
 
