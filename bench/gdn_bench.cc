@@ -621,6 +621,26 @@ json BenchPrefill(Runner& r, int HV, int seqs, int len) {
           {"us", ms * 1e3},    {"mtok_per_s", tokens / (ms * 1e-3) / 1e6}};
 }
 
+// The conv update of B decode rows: x and y dense [B, conv_dim], the conv
+// state [num_slots, 3, conv_dim].
+gdn::GdnConvParams ConvUpdateParams(int conv_dim, int B, const uint16_t* x,
+                                    const uint16_t* w, uint16_t* state,
+                                    int64_t num_slots, const int32_t* slots,
+                                    uint16_t* y) {
+  gdn::GdnConvParams p;
+  p.conv_dim = conv_dim;
+  p.num_seqs = B;
+  p.x = x;
+  p.x_row_stride = conv_dim;
+  p.weight = w;
+  p.conv_state = state;
+  p.num_slots = num_slots;
+  p.slot_indices = slots;
+  p.y = y;
+  p.y_row_stride = conv_dim;
+  return p;
+}
+
 json BenchConvDecode(Runner& r, int HV, int B) {
   const int conv_dim = 2 * kH * kD + HV * kD;
   // Slot sets rotating over >= 256 MiB of conv state, as the decode steps.
@@ -639,18 +659,10 @@ json BenchConvDecode(Runner& r, int HV, int B) {
   CK(FillUniformBf16(st, static_cast<size_t>(nsets) * B * 3 * conv_dim, 33, -1,
                      1, r.s));
   const double us = r.UsPerCall(std::max(nsets, 32), [&](int i) {
-    gdn::GdnConvParams p;
-    p.conv_dim = conv_dim;
-    p.num_seqs = B;
-    p.x = x;
-    p.x_row_stride = conv_dim;
-    p.weight = w;
-    p.conv_state = st;
-    p.num_slots = static_cast<int64_t>(nsets) * B;
-    p.slot_indices = slots + (i % nsets) * B;
-    p.y = y;
-    p.y_row_stride = conv_dim;
-    OK(gdn::LaunchGdnCausalConv(p, r.s));
+    OK(gdn::LaunchGdnCausalConv(
+        ConvUpdateParams(conv_dim, B, x, w, st, static_cast<int64_t>(nsets) * B,
+                         slots + (i % nsets) * B, y),
+        r.s));
   });
   FreeAll(x, y, w, st, slots);
   // x and y rows, the Kc-1 = 3 state rows read and written (bf16).
@@ -689,19 +701,8 @@ LayerTimes LayerChain(Runner& r, Setup& st) {
   CK(FillUniformBf16(x, static_cast<size_t>(B) * cd, 41, -1, 1, r.s));
   CK(FillUniformBf16(w, static_cast<size_t>(cd) * 4, 42, -0.5, 0.5, r.s));
   CK(FillUniformBf16(cst, nstate, 43, -1, 1, r.s));
-  auto conv_params = [&](const int32_t* slots) {
-    gdn::GdnConvParams p;
-    p.conv_dim = cd;
-    p.num_seqs = B;
-    p.x = x;
-    p.x_row_stride = cd;
-    p.weight = w;
-    p.conv_state = cst;
-    p.num_slots = st.num_slots;
-    p.slot_indices = slots;
-    p.y = st.qkv;  // the decode step's input
-    p.y_row_stride = cd;
-    return p;
+  auto conv_params = [&](const int32_t* slots) {  // y: the decode input
+    return ConvUpdateParams(cd, B, x, w, cst, st.num_slots, slots, st.qkv);
   };
   const int calls = std::max(st.nsets, 32);
   // (separate launches with `overlap`, or the pair) -> µs per layer call.
