@@ -25,7 +25,7 @@
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
 //             [--profile[=HV/B]] [--replay-only] [--overlap] [--layer]
-//             [--bounds]
+//             [--bounds] [--prefill]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile[=HV/B]: a few plain launches for ncu (no timing; default 32/256).
@@ -37,6 +37,7 @@
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
 //   batch 1-512, then the conv update alone at B = 256 and 1024; the full
 //   run measures B = 1, 8, 64 of the first.
+// --prefill: only the chunked prefill lines (both routes), as in a full run.
 // --bounds: only the ReplaySSM speed-up bounds of the byte counts (no GPU;
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
@@ -569,8 +570,9 @@ struct Runner {
   }
 };
 
-// Chunked prefill throughput (plain stream timing; one launch per layer).
-json BenchPrefill(Runner& r, int HV, int seqs, int len) {
+// Chunked prefill throughput (plain stream timing; one launch per layer), by
+// the two-pass route (with scratch) or the single pass.
+json BenchPrefill(Runner& r, int HV, int seqs, int len, bool two_pass) {
   const int conv_dim = 2 * kH * kD + HV * kD, tokens = seqs * len;
   uint16_t* qkv = Alloc<uint16_t>(static_cast<size_t>(tokens) * conv_dim);
   uint16_t* ab = Alloc<uint16_t>(static_cast<size_t>(tokens) * HV * 2);
@@ -604,6 +606,13 @@ json BenchPrefill(Runner& r, int HV, int seqs, int len) {
   p.has_initial_state = nullptr;
   p.o = o;
   p.o_row_stride = static_cast<int64_t>(HV) * kD;
+  float* scratch = nullptr;
+  if (two_pass) {
+    p.num_tokens = tokens;
+    p.scratch_floats = gdn::GdnPrefillParams::ScratchFloats(tokens, HV);
+    scratch = Alloc<float>(static_cast<size_t>(p.scratch_floats));
+    p.scratch = scratch;
+  }
   CK(cudaMemsetAsync(state, 0, static_cast<size_t>(seqs) * HV * kD * kD * 4,
                      r.s));
   std::vector<double> t;
@@ -613,12 +622,27 @@ json BenchPrefill(Runner& r, int HV, int seqs, int len) {
   }
   t.erase(t.begin());
   const double ms = Median(t);
-  FreeAll(qkv, ab, par, state, o, cu, slots);
-  std::printf("prefill HV=%d seqs=%d len=%d: %.1f us per layer, %.2f Mtok/s\n",
-              HV, seqs, len, ms * 1e3, tokens / (ms * 1e-3) / 1e6);
-  return {{"kind", "prefill"}, {"hv", HV},
-          {"seqs", seqs},      {"len", len},
-          {"us", ms * 1e3},    {"mtok_per_s", tokens / (ms * 1e-3) / 1e6}};
+  FreeAll(qkv, ab, par, state, o, cu, slots, scratch);
+  const char* route = two_pass ? "two-pass" : "single pass";
+  std::printf(
+      "prefill HV=%d seqs=%d len=%d %s: %.1f us per layer, %.2f Mtok/s\n", HV,
+      seqs, len, route, ms * 1e3, tokens / (ms * 1e-3) / 1e6);
+  return {{"kind", "prefill"},
+          {"route", route},
+          {"hv", HV},
+          {"seqs", seqs},
+          {"len", len},
+          {"us", ms * 1e3},
+          {"mtok_per_s", tokens / (ms * 1e-3) / 1e6}};
+}
+
+// The prefill lines of a full run: one sequence of 4096 tokens and 64 of
+// 256, by each route.
+void PrefillLines(Runner& r, int HV, json* recs) {
+  for (bool two_pass : {true, false}) {
+    recs->push_back(BenchPrefill(r, HV, 1, 4096, two_pass));
+    recs->push_back(BenchPrefill(r, HV, 64, 256, two_pass));
+  }
 }
 
 // The conv update of B decode rows: x and y dense [B, conv_dim], the conv
@@ -978,7 +1002,7 @@ struct Options {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
   bool profile = false, replay_only = false, overlap = false, bounds = false;
-  bool layer = false;
+  bool layer = false, prefill = false;
   int profile_hv = 32, profile_batch = 256;  // --profile=HV/B
 };
 
@@ -1017,11 +1041,14 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->bounds = true;
     } else if (a == "--layer") {
       o->layer = true;
+    } else if (a == "--prefill") {
+      o->prefill = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
                    "[--no-micro] [--explore] [--profile[=HV/B]] "
-                   "[--replay-only] [--overlap] [--layer] [--bounds]\n");
+                   "[--replay-only] [--overlap] [--layer] [--bounds] "
+                   "[--prefill]\n");
       return false;
     }
   }
@@ -1427,6 +1454,11 @@ int Main(int argc, char** argv) {
                              {"rmw_2mib", floors.rmw_2mib},
                              {"rmw_1mib", floors.rmw_1mib}};
   json& recs = out["records"];
+  if (o.prefill) {
+    for (int HV : {32, 16}) PrefillLines(r, HV, &recs);
+    write_json();
+    return 0;
+  }
   std::mt19937 rng(1234);
   const std::vector<int> batches =
       o.quick ? std::vector<int>{1, 256}
@@ -1464,8 +1496,7 @@ int Main(int argc, char** argv) {
   for (int HV : {32, 16}) {
     for (int B : {1, 8, 64}) recs.push_back(LayerLine(r, rng, HV, B));
     recs.push_back(BenchConvDecode(r, HV, 256));
-    recs.push_back(BenchPrefill(r, HV, 1, 4096));
-    recs.push_back(BenchPrefill(r, HV, 64, 256));
+    PrefillLines(r, HV, &recs);
   }
   write_json();
   PrintMicro(micro_res);

@@ -1,55 +1,39 @@
-// GDN chunked prefill kernel (WY / UT form), fp32 on CUDA cores.
+// GDN chunked prefill (WY / UT form), fp32 on CUDA cores: the launcher, its
+// params check and the single-pass kernel (the route without scratch; the
+// two-pass route is prefill_two_pass.cu). The chunk algebra is in
+// prefill_kernel.cuh.
 //
-// A CTA owns (sequence, value head h, block of kBv = 32 v-rows). Every product
-// of the chunk algebra is row-separable in v except those built from k, beta
-// and g alone (A, W), which each CTA recomputes for its block (4 CTAs per
-// head). Per chunk of c <= 64 tokens, with gam = cumsum(g) inside the chunk:
-//   A_ij = beta_i e^(gam_i - gam_j) (k_i.k_j), j < i
-//   W = (I+A)^-1 (beta e^gam k),  U~ = (I+A)^-1 (beta v)   forward substitution
-//   U = U~ - W S0^T                                          [c, kBv]
-//   O = e^gam (Q S0^T) + (M .* Q K^T) U,  M_ij = e^(gam_i - gam_j), j <= i
-//   S = e^gam_c S0 + (e^(gam_c - gam) .* U)^T K
-// S lives in shared memory across chunks; every small product is a
-// register-tiled dot over shared-memory rows padded to an odd stride (no bank
-// conflicts). Rows past c are zero, so the tiles never branch on c.
+// Single pass: a CTA owns (sequence, value head h, block of kBv = 32 v-rows)
+// and walks the sequence's chunks. Every product of the chunk algebra is
+// row-separable in v except those built from k, beta and g alone (A, W),
+// which each CTA recomputes for its block (4 CTAs per head). S lives in
+// shared memory across chunks; every small product is a register-tiled dot
+// over shared-memory rows padded to an odd stride (no bank conflicts). Rows
+// past c are zero, so the tiles never branch on c.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
-#include "gdn/cuda_util.cuh"
 #include "gdn/prefill.h"
+#include "gdn/prefill_kernel.cuh"
 
 namespace rollout::gdn {
 namespace {
 
 using internal::Bf16ToFloat;
 using internal::LoadAny;
-using internal::LoadBf16x4;
+using internal::PrefillArgs;
 using internal::StoreAny;
 
-constexpr int kDim = 128;  // K = V
-constexpr int kC = 64;     // chunk
-constexpr int kBv = 32;    // v-rows per CTA
-constexpr int kThreads = 256;
+constexpr int kDim = internal::kPDim;  // K = V
+constexpr int kC = internal::kPC;      // chunk
+constexpr int kBv = 32;                // v-rows per CTA
+constexpr int kThreads = internal::kPThreads;
 constexpr int kLdK = kDim + 1;  // padded row stride of [*, 128] tiles
 constexpr int kLdA = kC + 1;    // [64, 64] tiles
 constexpr int kLdU = kBv + 1;   // [64, 32] tiles
-constexpr float kQScale = 0.08838834764831845f;
-
-// Shared-memory layout (floats).
-constexpr int kOffK = 0;                   // Ks [kC][kLdK]
-constexpr int kOffQ = kOffK + kC * kLdK;   // Qs [kC][kLdK]
-constexpr int kOffW = kOffQ + kC * kLdK;   // Ws [kC][kLdK]
-constexpr int kOffS = kOffW + kC * kLdK;   // Ss [kBv][kLdK]
-constexpr int kOffA = kOffS + kBv * kLdK;  // As [kC][kLdA]
-constexpr int kOffU = kOffA + kC * kLdA;   // Us [kC][kLdU]
-constexpr int kOffUd = kOffU + kC * kLdU;  // Ud [kC][kLdU]
-constexpr int kOffG = kOffUd + kC * kLdU;  // gam [kC]
-constexpr int kOffB = kOffG + kC;          // beta [kC]
-constexpr int kSmemFloats = kOffB + kC;
-constexpr size_t kSmemBytes = kSmemFloats * sizeof(float);
 
 // acc[ii][jj] = sum_x A[(ti + ii*MT)*lda + x*sa] * B[(tj + jj*NT)*ldb + x*sb]
 // with (ti, tj) = (tid / NT, tid % NT): rows of a thread are MT apart and its
@@ -82,24 +66,18 @@ __device__ __forceinline__ void TileDot(const float* A, int lda, int sa,
   }
 }
 
-struct PrefillArgs {
-  int H, HV, r;
-  const int32_t* cu;
-  const uint16_t* qkv;
-  int64_t qkv_stride;
-  const void* a;
-  const void* b;
-  int64_t ab_stride;
-  bool ab_fp32;
-  const float* A_log;
-  const float* dt_bias;
-  float* state;
-  const int32_t* slots;
-  const int8_t* has_init;
-  void* o;
-  int64_t o_stride;
-  bool o_fp32;
-};
+// Shared-memory layout (floats).
+constexpr int kOffK = 0;                   // Ks [kC][kLdK]
+constexpr int kOffQ = kOffK + kC * kLdK;   // Qs [kC][kLdK]
+constexpr int kOffW = kOffQ + kC * kLdK;   // Ws [kC][kLdK]
+constexpr int kOffS = kOffW + kC * kLdK;   // Ss [kBv][kLdK]
+constexpr int kOffA = kOffS + kBv * kLdK;  // As [kC][kLdA]
+constexpr int kOffU = kOffA + kC * kLdA;   // Us [kC][kLdU]
+constexpr int kOffUd = kOffU + kC * kLdU;  // Ud [kC][kLdU]
+constexpr int kOffG = kOffUd + kC * kLdU;  // gam [kC]
+constexpr int kOffB = kOffG + kC;          // beta [kC]
+constexpr int kSmemFloats = kOffB + kC;
+constexpr size_t kSmemBytes = kSmemFloats * sizeof(float);
 
 __global__ void __launch_bounds__(kThreads)
     ChunkedPrefillKernel(const PrefillArgs p) {
@@ -116,7 +94,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const int vb = blockIdx.x, h = blockIdx.y, seq = blockIdx.z;
   const int kh = h / p.r;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
   const int slot = p.slots[seq];
   if (slot < 0) return;
   const int64_t start = p.cu[seq];
@@ -124,36 +102,14 @@ __global__ void __launch_bounds__(kThreads)
   float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * kDim * kDim +
              static_cast<int64_t>(vb) * kBv * kDim;  // [kBv, K] block
   const bool init = p.has_init == nullptr || p.has_init[seq] != 0;
-  for (int e = tid; e < kBv * kDim; e += kThreads) {
-    Ss[(e / kDim) * kLdK + e % kDim] = init ? S[e] : 0.0f;
-  }
+  internal::LoadStateBlock(S, kBv, init, Ss, kLdK);
   const float A_log = p.A_log[h], dt_bias = p.dt_bias[h];
 
   for (int t0 = 0; t0 < T; t0 += kC) {
     const int c = min(kC, T - t0);
     const int64_t tok0 = start + t0;
     // ---- Load: normalised q, k rows; raw v block; gates.
-    for (int i = warp; i < kC; i += kThreads / 32) {
-      float4 q = make_float4(0.f, 0.f, 0.f, 0.f), k = q;
-      if (i < c) {
-        const uint16_t* x = p.qkv + (tok0 + i) * p.qkv_stride;
-        q = LoadBf16x4(x + kh * kDim + lane * 4);
-        k = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
-        const float rq = rsqrtf(internal::GroupSum<32>(q.x * q.x + q.y * q.y +
-                                                       q.z * q.z + q.w * q.w) +
-                                internal::kL2Eps) *
-                         kQScale;
-        const float rk = rsqrtf(internal::GroupSum<32>(k.x * k.x + k.y * k.y +
-                                                       k.z * k.z + k.w * k.w) +
-                                internal::kL2Eps);
-        q = make_float4(q.x * rq, q.y * rq, q.z * rq, q.w * rq);
-        k = make_float4(k.x * rk, k.y * rk, k.z * rk, k.w * rk);
-      }
-      float* qd = Qs + i * kLdK + lane * 4;
-      float* kd = Ks + i * kLdK + lane * 4;
-      qd[0] = q.x, qd[1] = q.y, qd[2] = q.z, qd[3] = q.w;
-      kd[0] = k.x, kd[1] = k.y, kd[2] = k.z, kd[3] = k.w;
-    }
+    internal::LoadChunkQK(p, tok0, c, kh, Qs, Ks, kLdK);
     for (int e = tid; e < kC * kBv; e += kThreads) {
       const int i = e / kBv, v = e % kBv;
       Us[i * kLdU + v] =
@@ -306,9 +262,32 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
   }
-  for (int e = tid; e < kBv * kDim; e += kThreads) {
-    S[e] = Ss[(e / kDim) * kLdK + e % kDim];
-  }
+  internal::StoreStateBlock(Ss, kLdK, kBv, S);
+}
+
+// The device view of the params (the two-pass scratch fields left unset).
+PrefillArgs ArgsOf(const GdnPrefillParams& params) {
+  PrefillArgs a{};
+  a.H = params.num_k_heads;
+  a.HV = params.num_v_heads;
+  a.r = params.num_v_heads / params.num_k_heads;
+  a.num_seqs = params.num_seqs;
+  a.cu = params.cu_seqlens;
+  a.qkv = params.qkv;
+  a.qkv_stride = params.qkv_row_stride;
+  a.a = params.a;
+  a.b = params.b;
+  a.ab_stride = params.ab_row_stride;
+  a.ab_fp32 = params.ab_dtype == DType::kFp32;
+  a.A_log = params.A_log;
+  a.dt_bias = params.dt_bias;
+  a.state = params.state;
+  a.slots = params.slot_indices;
+  a.has_init = params.has_initial_state;
+  a.o = params.o;
+  a.o_stride = params.o_row_stride;
+  a.o_fp32 = params.o_dtype == DType::kFp32;
+  return a;
 }
 
 }  // namespace
@@ -343,6 +322,18 @@ absl::Status GdnPrefillParams::Validate() const {
     return bad("qkv and state must be 16-byte aligned");
   }
   if (num_slots <= 0) return bad("num_slots <= 0");
+  if (scratch != nullptr) {
+    if (num_tokens <= 0) return bad("num_tokens must be > 0 with scratch");
+    if (num_tokens > INT32_MAX) return bad("num_tokens > INT32_MAX");
+    if (reinterpret_cast<uintptr_t>(scratch) % 16 != 0) {
+      return bad("scratch must be 16-byte aligned");
+    }
+    const int64_t need = ScratchFloats(num_tokens, num_v_heads);
+    if (scratch_floats < need) {
+      return bad(absl::StrCat("scratch holds ", scratch_floats,
+                              " floats, the two-pass route needs ", need));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -350,6 +341,30 @@ absl::Status LaunchGdnChunkedPrefill(const GdnPrefillParams& params,
                                      cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.num_seqs == 0) return absl::OkStatus();
+  PrefillArgs a = ArgsOf(params);
+  if (params.scratch != nullptr) {
+    const int64_t rows = params.num_tokens * params.num_v_heads;
+    a.num_tokens = params.num_tokens;
+    a.w = params.scratch;
+    a.u = a.w + rows * kDim;
+    a.pm = a.u + rows * kDim;
+    a.gam = a.pm + rows * kC;
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+            cudaSuccess) {
+      return internal::LaunchStatus("LaunchGdnChunkedPrefill");
+    }
+    a.state_rows =
+        internal::StateTileRows(params.num_seqs, params.num_v_heads, sms);
+    if (const cudaError_t e = internal::LaunchPrefillTwoPass(a, stream);
+        e != cudaSuccess) {
+      return absl::InternalError(
+          absl::StrCat("LaunchGdnChunkedPrefill: two-pass setup failed: ",
+                       cudaGetErrorString(e)));
+    }
+    return internal::LaunchStatus("LaunchGdnChunkedPrefill");
+  }
   static std::once_flag once;
   static cudaError_t attr_err = cudaSuccess;
   std::call_once(once, [] {
@@ -362,25 +377,6 @@ absl::Status LaunchGdnChunkedPrefill(const GdnPrefillParams& params,
         absl::StrCat("LaunchGdnChunkedPrefill: shared memory limit: ",
                      cudaGetErrorString(attr_err)));
   }
-  PrefillArgs a;
-  a.H = params.num_k_heads;
-  a.HV = params.num_v_heads;
-  a.r = params.num_v_heads / params.num_k_heads;
-  a.cu = params.cu_seqlens;
-  a.qkv = params.qkv;
-  a.qkv_stride = params.qkv_row_stride;
-  a.a = params.a;
-  a.b = params.b;
-  a.ab_stride = params.ab_row_stride;
-  a.ab_fp32 = params.ab_dtype == DType::kFp32;
-  a.A_log = params.A_log;
-  a.dt_bias = params.dt_bias;
-  a.state = params.state;
-  a.slots = params.slot_indices;
-  a.has_init = params.has_initial_state;
-  a.o = params.o;
-  a.o_stride = params.o_row_stride;
-  a.o_fp32 = params.o_dtype == DType::kFp32;
   const dim3 grid(kDim / kBv, params.num_v_heads, params.num_seqs);
   ChunkedPrefillKernel<<<grid, kThreads, kSmemBytes, stream>>>(a);
   return internal::LaunchStatus("LaunchGdnChunkedPrefill");

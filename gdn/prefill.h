@@ -1,4 +1,4 @@
-// GDN chunked prefill on the GPU (WY / UT form, chunk 64, fp32 throughout):
+// GDN chunked prefill on the GPU (WY / UT form, chunk 64, fp32 accuracy):
 // outputs of every prompt token and the exact final state written into the
 // sequence's slot (the ReplaySSM checkpoint; the caller sets its ring cursor
 // to 0). Math: gdn/reference.h ChunkedForward (the CPU oracle) and
@@ -16,8 +16,19 @@
 //         ring must have been folded); 0: start from zeros (a fresh prompt;
 //         the slot need not be cleared).
 //   o     [tokens, o_row_stride] row = [HV, V] (o_dtype).
-// One CTA per (sequence, value head, 32-row V block); it walks its
-// sequence's chunks in order with the state block in shared memory.
+//
+// Two routes, the same math (tests: outputs and final state within 2e-5 of
+// the fp32 token loop; measured <= 1.2e-6 two-pass, <= 4e-7 single pass):
+//   two-pass (scratch set; 4-6x faster on an H200, docs/BENCHMARKS.md): a
+//     chunk pass computes everything that does not depend on the state (W,
+//     U~, the masked Q K^T, the cumulated gates) for every chunk at once into
+//     the caller's scratch, then a state pass walks each sequence's chunks
+//     with the state block in shared memory. Their matrix products run on
+//     tensor cores in 3xTF32 (three tf32 products per fp32 product: fp32
+//     accuracy, not tf32's ~1e-3);
+//   single pass (scratch null): one CTA per (sequence, value head, 32-row V
+//     block) walks its sequence's chunks and recomputes the state-independent
+//     work itself, on CUDA cores. Needs no scratch.
 #ifndef ROLLOUT_GDN_PREFILL_H_
 #define ROLLOUT_GDN_PREFILL_H_
 
@@ -51,6 +62,21 @@ struct GdnPrefillParams {
   void* o = nullptr;                          // [tokens, o_row_stride]
   int64_t o_row_stride = 0;
   DType o_dtype = DType::kBf16;
+  // Two-pass route: device scratch owned by the caller, fp32, 16-byte
+  // aligned, at least ScratchFloats(num_tokens, HV) floats (1284 bytes per
+  // token and value head; reused by every launch on a stream). Null: the
+  // single-pass route.
+  float* scratch = nullptr;
+  int64_t scratch_floats = 0;  // capacity, checked against the need
+  // Required with scratch: cu_seqlens[num_seqs], the tokens the scratch
+  // covers. Tokens past it are not processed.
+  int64_t num_tokens = 0;
+
+  // Per (token, value head): a row of W and of U~ (K = V = 128 each), a row
+  // of the masked Q K^T (64) and the cumulated gate.
+  static int64_t ScratchFloats(int64_t num_tokens, int num_v_heads) {
+    return num_tokens * num_v_heads * (2 * 128 + 64 + 1);
+  }
 
   absl::Status Validate() const;
 };

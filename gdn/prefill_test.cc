@@ -25,9 +25,12 @@ struct PrefillCase {
   int hv = 32;
   std::vector<int> lens;
   std::vector<int8_t> init;
+  bool pad_last = true;  // the last sequence is a padding one (slot -1)
 };
 
-void RunPrefill(const PrefillCase& c, uint32_t seed) {
+// Runs one route: two_pass with scratch (poisoned first, and one float
+// larger than needed), else the single pass.
+void RunPrefill(const PrefillCase& c, uint32_t seed, bool two_pass) {
   std::mt19937 rng(seed);
   GdnDims d;
   d.num_k_heads = 16;
@@ -52,7 +55,7 @@ void RunPrefill(const PrefillCase& c, uint32_t seed) {
   std::vector<int32_t> slots(n);
   std::iota(slots.begin(), slots.end(), 1);
   std::shuffle(slots.begin(), slots.end(), rng);
-  slots[n - 1] = -1;  // padding sequence
+  if (c.pad_last) slots[n - 1] = -1;  // padding sequence
 
   DeviceBuffer<uint16_t> dqkv = ToDevice(ToBf16(qkv));
   DeviceBuffer<float> da = ToDevice(a), db = ToDevice(b);
@@ -83,6 +86,14 @@ void RunPrefill(const PrefillCase& c, uint32_t seed) {
   p.o = o.get();
   p.o_row_stride = d.value_dim();
   p.o_dtype = DType::kFp32;
+  DeviceBuffer<float> scratch;
+  if (two_pass) {
+    p.num_tokens = tokens;
+    p.scratch_floats = GdnPrefillParams::ScratchFloats(tokens, HV) + 1;
+    ASSERT_TRUE(scratch.Resize(static_cast<size_t>(p.scratch_floats)));
+    ASSERT_EQ(scratch.Fill(0xff), cudaSuccess);
+    p.scratch = scratch.get();
+  }
   ASSERT_TRUE(LaunchGdnChunkedPrefill(p, nullptr).ok());
   ASSERT_EQ(testing::CudaLastError(), "");
 
@@ -122,8 +133,9 @@ void RunPrefill(const PrefillCase& c, uint32_t seed) {
     EXPECT_LT(eo, 2e-5) << "seq " << s << " T " << T;
     EXPECT_LT(es, 2e-5) << "seq " << s << " T " << T;
   }
-  std::printf("prefill HV=%d: max out rel err %.3g, max state rel err %.3g\n",
-              HV, max_o, max_s);
+  std::printf(
+      "prefill HV=%d (%s): max out rel err %.3g, max state rel err %.3g\n", HV,
+      two_pass ? "two-pass" : "single pass", max_o, max_s);
   // Slot 0 and the last slot are in no sequence: untouched.
   for (int s : {0, num_slots - 1}) {
     EXPECT_EQ(0, std::memcmp(&got_pool[s * sf], &pool[s * sf], sf * 4));
@@ -135,7 +147,7 @@ TEST(ChunkedPrefillTest, MatchesTokenLoopVarlen) {
   PrefillCase c;
   c.lens = {1, 63, 64, 65, 200, 7, 9};
   c.init = {0, 1, 0, 1, 0, 1, 1};
-  RunPrefill(c, 1);
+  for (bool two_pass : {false, true}) RunPrefill(c, 1, two_pass);
 }
 
 TEST(ChunkedPrefillTest, SixteenValueHeads) {
@@ -144,7 +156,31 @@ TEST(ChunkedPrefillTest, SixteenValueHeads) {
   c.hv = 16;
   c.lens = {130, 3, 5};
   c.init = {1, 0, 1};
-  RunPrefill(c, 2);
+  for (bool two_pass : {false, true}) RunPrefill(c, 2, two_pass);
+}
+
+// One sequence of 16 value heads: 16 x 8 CTAs of 16 rows fit the GPU once
+// (any GPU of >= 128 SMs, e.g. an H200), so the state pass runs its 16-row
+// tile here (StateTileRows) and 32-row tiles in the other cases.
+TEST(ChunkedPrefillTest, TwoPassOneSequenceSmallGrid) {
+  GDN_SKIP_WITHOUT_GPU();
+  PrefillCase c;
+  c.hv = 16;
+  c.lens = {300};
+  c.init = {1};
+  c.pad_last = false;
+  RunPrefill(c, 4, true);
+}
+
+// Four value heads per key head (the chunk pass loops over them), a
+// sequence of many chunks, and empty and one-token sequences between others.
+TEST(ChunkedPrefillTest, TwoPassSixtyFourValueHeads) {
+  GDN_SKIP_WITHOUT_GPU();
+  PrefillCase c;
+  c.hv = 64;
+  c.lens = {0, 517, 1, 64, 33, 0, 2};
+  c.init = {1, 1, 0, 1, 0, 0, 1};
+  RunPrefill(c, 3, true);
 }
 
 TEST(ChunkedPrefillTest, ParamsValidate) {
@@ -152,6 +188,35 @@ TEST(ChunkedPrefillTest, ParamsValidate) {
   p.num_seqs = 1;
   EXPECT_FALSE(p.Validate().ok());
   p.head_dim = 64;
+  EXPECT_FALSE(p.Validate().ok());
+}
+
+TEST(ChunkedPrefillTest, ScratchValidate) {
+  GdnPrefillParams p;
+  // Non-null stand-ins: Validate reads no buffer.
+  static float buf[4] __attribute__((aligned(16)));
+  p.num_seqs = 1;
+  p.cu_seqlens = reinterpret_cast<const int32_t*>(buf);
+  p.qkv = reinterpret_cast<const uint16_t*>(buf);
+  p.qkv_row_stride = 2 * 16 * 128 + 32 * 128;
+  p.a = p.b = buf;
+  p.ab_row_stride = 32;
+  p.A_log = p.dt_bias = buf;
+  p.state = buf;
+  p.num_slots = 1;
+  p.slot_indices = reinterpret_cast<const int32_t*>(buf);
+  p.o = buf;
+  p.o_row_stride = 32 * 128;
+  ASSERT_TRUE(p.Validate().ok());  // single pass
+  p.scratch = buf;
+  p.scratch_floats = GdnPrefillParams::ScratchFloats(10, 32);
+  EXPECT_FALSE(p.Validate().ok());  // num_tokens missing
+  p.num_tokens = 10;
+  EXPECT_TRUE(p.Validate().ok());
+  p.num_tokens = 11;  // more tokens than the scratch covers
+  EXPECT_FALSE(p.Validate().ok());
+  p.num_tokens = 10;
+  p.scratch = buf + 1;  // misaligned
   EXPECT_FALSE(p.Validate().ok());
 }
 
