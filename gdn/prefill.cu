@@ -350,15 +350,18 @@ absl::Status LaunchGdnChunkedPrefill(const GdnPrefillParams& params,
     a.pm = a.u + rows * kDim;
     a.gam = a.pm + rows * kC;
     int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
-            cudaSuccess) {
-      return internal::LaunchStatus("LaunchGdnChunkedPrefill");
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) {
+      e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    }
+    if (e != cudaSuccess) {
+      return absl::InternalError(
+          absl::StrCat("LaunchGdnChunkedPrefill: device query failed: ",
+                       cudaGetErrorString(e)));
     }
     a.state_rows =
         internal::StateTileRows(params.num_seqs, params.num_v_heads, sms);
-    if (const cudaError_t e = internal::LaunchPrefillTwoPass(a, stream);
-        e != cudaSuccess) {
+    if (e = internal::LaunchPrefillTwoPass(a, stream); e != cudaSuccess) {
       return absl::InternalError(
           absl::StrCat("LaunchGdnChunkedPrefill: two-pass setup failed: ",
                        cudaGetErrorString(e)));
