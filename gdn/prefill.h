@@ -64,8 +64,8 @@ struct GdnPrefillParams {
   DType o_dtype = DType::kBf16;
   // Two-pass route: device scratch owned by the caller, fp32, 16-byte
   // aligned, at least ScratchFloats(num_tokens, HV) floats (1284 bytes per
-  // token and value head; reused by every launch on a stream). Null: the
-  // single-pass route.
+  // token and value head). Each launch writes it before reading it, so one
+  // buffer per stream serves every layer. Null: the single-pass route.
   float* scratch = nullptr;
   int64_t scratch_floats = 0;  // capacity, checked against the need
   // Required with scratch: cu_seqlens[num_seqs], the tokens the scratch
