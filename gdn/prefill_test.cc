@@ -26,6 +26,7 @@ struct PrefillCase {
   std::vector<int> lens;
   std::vector<int8_t> init;
   bool pad_last = true;  // the last sequence is a padding one (slot -1)
+  int first_token = 0;   // cu_seqlens[0]: rows before it belong to no one
 };
 
 // Runs one route: two_pass with scratch (poisoned first, and one float
@@ -39,7 +40,7 @@ void RunPrefill(const PrefillCase& c, uint32_t seed, bool two_pass) {
   const int n = static_cast<int>(c.lens.size()), HV = c.hv;
   const int cd = d.conv_dim(), num_slots = n + 2;
   const size_t sf = d.state_floats();
-  std::vector<int32_t> cu(n + 1, 0);
+  std::vector<int32_t> cu(n + 1, c.first_token);
   for (int s = 0; s < n; ++s) cu[s + 1] = cu[s] + c.lens[s];
   const int tokens = cu[n];
   std::vector<float> qkv =
@@ -133,6 +134,10 @@ void RunPrefill(const PrefillCase& c, uint32_t seed, bool two_pass) {
     EXPECT_LT(eo, 2e-5) << "seq " << s << " T " << T;
     EXPECT_LT(es, 2e-5) << "seq " << s << " T " << T;
   }
+  // Rows before cu_seqlens[0]: untouched.
+  for (size_t i = 0; i < static_cast<size_t>(cu[0]) * d.value_dim(); ++i) {
+    ASSERT_TRUE(std::isnan(got_o[i])) << "row " << i / d.value_dim();
+  }
   std::printf(
       "prefill HV=%d (%s): max out rel err %.3g, max state rel err %.3g\n", HV,
       two_pass ? "two-pass" : "single pass", max_o, max_s);
@@ -157,6 +162,17 @@ TEST(ChunkedPrefillTest, SixteenValueHeads) {
   c.lens = {130, 3, 5};
   c.init = {1, 0, 1};
   for (bool two_pass : {false, true}) RunPrefill(c, 2, two_pass);
+}
+
+// cu_seqlens starting past the first chunk: the two-pass chunk ids below the
+// first sequence's own none (prefill_two_pass.cu, ChunkSeq).
+TEST(ChunkedPrefillTest, SequencesAfterLeadingRows) {
+  GDN_SKIP_WITHOUT_GPU();
+  PrefillCase c;
+  c.lens = {70, 5, 3};
+  c.init = {1, 0, 1};
+  c.first_token = 100;
+  for (bool two_pass : {false, true}) RunPrefill(c, 5, two_pass);
 }
 
 // One sequence of 16 value heads: 16 x 8 CTAs of 16 rows fit the GPU once

@@ -24,26 +24,29 @@ namespace {
 
 // ---- Chunk pass: one CTA per (chunk, key head), looping over the key
 // head's r value heads (the Gram products k.k and q.k are shared by them;
-// they run on tensor cores in 3xTF32, prefill_kernel.cuh).
+// they run on tensor cores in 3xTF32, mma_tf32.cuh).
 constexpr int kLdQK = kPDim + 4;  // q, k rows: fragment reads on 4 g + t
 constexpr int kLdA4 = kPC + 4;    // A rows as float4 (broadcast reads)
 constexpr int kChunkSmemFloats = 2 * kPC * kLdQK + kPC * kLdA4 + 3 * kPC;
 constexpr size_t kChunkSmemBytes = kChunkSmemFloats * sizeof(float);
 
 // The sequence owning global chunk id x. Sequence s owns the ids
-// [f(s), f(s+1)) with f(s) = cu[s] / kPC + s: nondecreasing, f(0) = 0, and
+// [f(s), f(s+1)) with f(s) = cu[s] / kPC + s: increasing, and
 // f(s+1) - f(s) >= ceil(len_s / kPC), so ceil(tokens / kPC) + num_seqs ids
-// cover every chunk. A 32-ary search by the warp: one dependent load per
-// 5 bits of num_seqs. Every lane gets the last s with f(s) <= x.
+// cover every chunk (ids below f(0), where cu[0] > 0, own none). A 32-ary
+// search by the warp: one dependent load per 5 bits of num_seqs. Every lane
+// gets the last s with f(s) <= x, or 0.
 __device__ __forceinline__ int ChunkSeq(const int32_t* cu, int num_seqs,
                                         int x) {
   const int lane = threadIdx.x & 31;
-  int lo = 0, hi = num_seqs;  // f(lo) <= x; the answer lies in [lo, hi)
+  int lo = 0, hi = num_seqs;  // the answer lies in [lo, hi); f(lo) <= x
+                              // from the first round on, unless x < f(0)
   while (hi - lo > 1) {
     const int step = (hi - lo + 31) / 32;
     const int s = lo + lane * step;
     const bool ok = s < hi && cu[s] / kPC + s <= x;
-    const unsigned m = __ballot_sync(0xffffffffu, ok);  // lane 0 always ok
+    const unsigned m = __ballot_sync(0xffffffffu, ok);
+    if (m == 0) break;  // x < f(0): lo = 0, which owns no id below f(0)
     lo += (31 - __clz(m)) * step;
     hi = min(hi, lo + step);
   }
@@ -68,7 +71,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
   // Tokens past num_tokens have no scratch rows: not processed.
   const int64_t end = min(static_cast<int64_t>(p.cu[s + 1]), p.num_tokens);
   // Padding sequence, no chunk here, or a corrupt cu_seqlens.
-  if (p.slots[s] < 0 || start < 0 || tok0 >= end) return;
+  if (p.slots[s] < 0 || start < 0 || m < 0 || tok0 >= end) return;
   const int c = static_cast<int>(min(static_cast<int64_t>(kPC), end - tok0));
 
   LoadChunkQK(p, tok0, c, kh, Qs, Ks, kLdQK);
