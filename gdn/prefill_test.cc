@@ -165,10 +165,12 @@ TEST(ChunkedPrefillTest, SixteenValueHeads) {
 }
 
 // cu_seqlens starting past the first chunk: the two-pass chunk ids below the
-// first sequence's own none (prefill_two_pass.cu, ChunkSeq).
+// first sequence's own none (prefill_two_pass.cu, ChunkSeq). 16/48 heads:
+// the chunk pass loops over three value heads per key head.
 TEST(ChunkedPrefillTest, SequencesAfterLeadingRows) {
   GDN_SKIP_WITHOUT_GPU();
   PrefillCase c;
+  c.hv = 48;
   c.lens = {70, 5, 3};
   c.init = {1, 0, 1};
   c.first_token = 100;
