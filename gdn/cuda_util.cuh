@@ -101,6 +101,20 @@ __device__ __forceinline__ void GridLaunchDependents() {
 
 constexpr float kL2Eps = 1e-6f;
 
+__device__ __forceinline__ float Dot4(float4 a, float4 b) {
+  return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+}
+
+__device__ __forceinline__ float4 Scale4(float4 a, float s) {
+  return make_float4(a.x * s, a.y * s, a.z * s, a.w * s);
+}
+
+// The L2-norm scale 1 / |x| of a 128-wide row held by a warp in lane layout
+// (4 columns per lane); a zero row gets a finite scale.
+__device__ __forceinline__ float RowNormScale(float4 x) {
+  return rsqrtf(GroupSum<32>(Dot4(x, x)) + kL2Eps);
+}
+
 }  // namespace rollout::gdn::internal
 
 #endif  // ROLLOUT_GDN_CUDA_UTIL_CUH_

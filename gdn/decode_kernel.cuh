@@ -196,14 +196,6 @@ __device__ __forceinline__ float4 LoadKRow4Keep(const uint16_t* p,
   return Bf16x4ToFloat4(LoadHint8(p, pol));
 }
 
-__device__ __forceinline__ float Dot4(float4 a, float4 b) {
-  return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-}
-
-__device__ __forceinline__ float4 Scale4(float4 a, float s) {
-  return make_float4(a.x * s, a.y * s, a.z * s, a.w * s);
-}
-
 __device__ __forceinline__ float4 Zero4() {
   return make_float4(0.f, 0.f, 0.f, 0.f);
 }
@@ -709,8 +701,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       } else {
         // Unstaged: the first entries' k rows were prefetched in lane layout
         // (kj), so the dots take q, k in that layout too.
-        ql = Scale4(ql, rsqrtf(GroupSum<32>(Dot4(ql, ql)) + kL2Eps) * kQScale);
-        kl = Scale4(kl, rsqrtf(GroupSum<32>(Dot4(kl, kl)) + kL2Eps));
+        ql = Scale4(ql, RowNormScale(ql) * kQScale);
+        kl = Scale4(kl, RowNormScale(kl));
 #pragma unroll
         for (int i = 0; i < T::kPreJ; ++i) {
           const int j = warp + i * kWarps;

@@ -61,8 +61,8 @@ __global__ void __launch_bounds__(32 * kCoefWarps)
   const uint16_t* x = p.qkv + static_cast<int64_t>(row) * p.qkv_stride;
   float4 q = LoadBf16x4(x + kh * kDim + lane * 4);
   float4 k = LoadBf16x4(x + (p.H + kh) * kDim + lane * 4);
-  q = Scale4(q, rsqrtf(GroupSum<32>(Dot4(q, q)) + kL2Eps) * kQScale);
-  k = Scale4(k, rsqrtf(GroupSum<32>(Dot4(k, k)) + kL2Eps));
+  q = Scale4(q, RowNormScale(q) * kQScale);
+  k = Scale4(k, RowNormScale(k));
   // Dots of chunk c: lane l < 16 holds k_j . q, lane 16 + l holds k_j . k,
   // j = 16 c + l.
   constexpr int kChunks = (kMaxRing + kCoefChunk - 1) / kCoefChunk;

@@ -343,25 +343,10 @@ absl::Status LaunchGdnChunkedPrefill(const GdnPrefillParams& params,
   if (params.num_seqs == 0) return absl::OkStatus();
   PrefillArgs a = ArgsOf(params);
   if (params.scratch != nullptr) {
-    const int64_t rows = params.num_tokens * params.num_v_heads;
     a.num_tokens = params.num_tokens;
-    a.w = params.scratch;
-    a.u = a.w + rows * kDim;
-    a.pm = a.u + rows * kDim;
-    a.gam = a.pm + rows * kC;
-    int device = 0, sms = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e == cudaSuccess) {
-      e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    }
-    if (e != cudaSuccess) {
-      return absl::InternalError(
-          absl::StrCat("LaunchGdnChunkedPrefill: device query failed: ",
-                       cudaGetErrorString(e)));
-    }
-    a.state_rows =
-        internal::StateTileRows(params.num_seqs, params.num_v_heads, sms);
-    if (e = internal::LaunchPrefillTwoPass(a, stream); e != cudaSuccess) {
+    if (const cudaError_t e =
+            internal::LaunchPrefillTwoPass(a, params.scratch, stream);
+        e != cudaSuccess) {
       return absl::InternalError(
           absl::StrCat("LaunchGdnChunkedPrefill: two-pass setup failed: ",
                        cudaGetErrorString(e)));

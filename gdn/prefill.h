@@ -73,9 +73,11 @@ struct GdnPrefillParams {
   int64_t num_tokens = 0;
 
   // Per (token, value head): a row of W and of U~ (K = V = 128 each), a row
-  // of the masked Q K^T (64) and the cumulated gate.
+  // of the masked Q K^T (64) and the cumulated gate (the two-pass kernels
+  // lay them out, prefill_two_pass.cu).
+  static constexpr int kScratchFloatsPerTokenHead = 2 * 128 + 64 + 1;
   static int64_t ScratchFloats(int64_t num_tokens, int num_v_heads) {
-    return num_tokens * num_v_heads * (2 * 128 + 64 + 1);
+    return num_tokens * num_v_heads * kScratchFloatsPerTokenHead;
   }
 
   absl::Status Validate() const;

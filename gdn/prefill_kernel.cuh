@@ -48,12 +48,11 @@ struct PrefillArgs {
   bool o_fp32;
   // Two-pass route: tokens covered by the scratch, and its arrays.
   int64_t num_tokens;
-  float* w;        // [num_tokens, HV, K]  W rows
-  float* u;        // [num_tokens, HV, V]  U~ rows
-  float* pm;       // [num_tokens, HV, kPC] rows of M .* Q K^T (zero above the
-                   // diagonal)
-  float* gam;      // [num_tokens, HV]     gam (cumulated inside the chunk)
-  int state_rows;  // v-rows per state-pass CTA (StateTileRows)
+  float* w;    // [num_tokens, HV, K]  W rows
+  float* u;    // [num_tokens, HV, V]  U~ rows
+  float* pm;   // [num_tokens, HV, kPC] rows of M .* Q K^T (zero above the
+               // diagonal)
+  float* gam;  // [num_tokens, HV]     gam (cumulated inside the chunk)
 };
 
 // Rows per warp of the chunk loaders (rows warp + kWarpsP * it).
@@ -81,14 +80,10 @@ __device__ __forceinline__ void ChunkRowsRaw(const PrefillArgs& p, int64_t tok0,
   }
 }
 
-// The L2-norm scale 1 / |x| of a row held by the warp (a zero row: finite).
-__device__ __forceinline__ float RowNormScale(float4 x) {
-  return rsqrtf(GroupSum<32>(x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w) +
-                kL2Eps);
-}
-
-__device__ __forceinline__ float4 Scale4P(float4 x, float s) {
-  return make_float4(x.x * s, x.y * s, x.z * s, x.w * s);
+// A raw q row of ChunkRowsRaw, L2-normalised and times K^-1/2.
+__device__ __forceinline__ float4 NormalizedQ(uint2 raw) {
+  const float4 q = Bf16x4ToFloat4(raw);
+  return Scale4(q, RowNormScale(q) * kPQScale);
 }
 
 // The same rows as fp32: q (times K^-1/2) and k, L2-normalised.
@@ -100,9 +95,9 @@ __device__ __forceinline__ void ChunkQKRows(const PrefillArgs& p, int64_t tok0,
   ChunkRowsRaw(p, tok0, c, kh, qr, kr);
 #pragma unroll
   for (int it = 0; it < kRowsPerWarp; ++it) {
-    const float4 a = Bf16x4ToFloat4(qr[it]), b = Bf16x4ToFloat4(kr[it]);
-    q[it] = Scale4P(a, RowNormScale(a) * kPQScale);
-    k[it] = Scale4P(b, RowNormScale(b));
+    const float4 b = Bf16x4ToFloat4(kr[it]);
+    q[it] = NormalizedQ(qr[it]);
+    k[it] = Scale4(b, RowNormScale(b));
   }
 }
 
@@ -149,13 +144,11 @@ __device__ __forceinline__ void StoreStateBlock(const float* Ss, int ld,
   }
 }
 
-// The two-pass route (prefill_two_pass.cu): the chunk pass, then the state
-// pass with a.state_rows v-rows per CTA. Shared memory opt-in happens on
-// first use.
-cudaError_t LaunchPrefillTwoPass(const PrefillArgs& a, cudaStream_t stream);
-// The state pass's v-rows per CTA (16 or 32) for a launch on num_sms SMs:
-// 16 where num_seqs * HV * 8 <= num_sms.
-int StateTileRows(int num_seqs, int num_v_heads, int num_sms);
+// The two-pass route (prefill_two_pass.cu): lays out its arrays in scratch
+// (a.num_tokens tokens), then launches the chunk pass and the state pass.
+// Shared memory opt-in happens on first use.
+cudaError_t LaunchPrefillTwoPass(PrefillArgs a, float* scratch,
+                                 cudaStream_t stream);
 
 }  // namespace rollout::gdn::internal
 

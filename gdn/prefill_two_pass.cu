@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "gdn/mma_tf32.cuh"
+#include "gdn/prefill.h"
 #include "gdn/prefill_kernel.cuh"
 
 namespace rollout::gdn::internal {
@@ -36,6 +37,9 @@ constexpr size_t kChunkSmemBytes = kChunkSmemFloats * sizeof(float);
 // cover every chunk (ids below f(0), where cu[0] > 0, own none). A 32-ary
 // search by the warp: one dependent load per 5 bits of num_seqs. Every lane
 // gets the last s with f(s) <= x, or 0.
+__device__ __forceinline__ int FirstChunkId(const int32_t* cu, int s) {
+  return cu[s] / kPC + s;  // f(s)
+}
 __device__ __forceinline__ int ChunkSeq(const int32_t* cu, int num_seqs,
                                         int x) {
   const int lane = threadIdx.x & 31;
@@ -44,7 +48,7 @@ __device__ __forceinline__ int ChunkSeq(const int32_t* cu, int num_seqs,
   while (hi - lo > 1) {
     const int step = (hi - lo + 31) / 32;
     const int s = lo + lane * step;
-    const bool ok = s < hi && cu[s] / kPC + s <= x;
+    const bool ok = s < hi && FirstChunkId(cu, s) <= x;
     const unsigned m = __ballot_sync(0xffffffffu, ok);
     if (m == 0) break;  // x < f(0): lo = 0, which owns no id below f(0)
     lo += (31 - __clz(m)) * step;
@@ -66,7 +70,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
   const int tid = threadIdx.x, kh = blockIdx.y;
   const int s = ChunkSeq(p.cu, p.num_seqs, blockIdx.x);
   const int64_t start = p.cu[s];
-  const int m = static_cast<int>(blockIdx.x) - (p.cu[s] / kPC + s);
+  const int m = static_cast<int>(blockIdx.x) - FirstChunkId(p.cu, s);
   const int64_t tok0 = start + static_cast<int64_t>(m) * kPC;
   // Tokens past num_tokens have no scratch rows: not processed.
   const int64_t end = min(static_cast<int64_t>(p.cu[s + 1]), p.num_tokens);
@@ -281,8 +285,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
       float4 q[kRowsPerWarp];
 #pragma unroll
       for (int it = 0; it < kRowsPerWarp; ++it) {
-        const float4 a = Bf16x4ToFloat4(qr[it]);
-        q[it] = Scale4P(a, RowNormScale(a) * kPQScale);
+        q[it] = NormalizedQ(qr[it]);
         rk[it] = RowNormScale(Bf16x4ToFloat4(kr[it]));
       }
       StoreChunkRows(q, QW, kLdQW, [&](int i) { return expf(gam[i]); });
@@ -314,7 +317,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
       float4 k[kRowsPerWarp];
 #pragma unroll
       for (int it = 0; it < kRowsPerWarp; ++it) {
-        k[it] = Scale4P(Bf16x4ToFloat4(kr[it]), rk[it]);
+        k[it] = Scale4(Bf16x4ToFloat4(kr[it]), rk[it]);
       }
       StoreChunkRows(k, QW, kLdKd, [&](int i) { return expf(gc - gam[i]); });
     }
@@ -406,18 +409,36 @@ cudaError_t LaunchStatePass(const PrefillArgs& a, cudaStream_t stream) {
   return cudaSuccess;
 }
 
-}  // namespace
-
+// The state pass's v-rows per CTA on num_sms SMs: 16-row blocks only where
+// even they give at most one CTA per SM; there the state pass (a chain of
+// dependent phases per chunk) gains from twice the CTAs. H200, one
+// 4096-token sequence: 16/16 heads 655 us (16 rows) vs 835 (32 rows); 16/32
+// heads 979 vs 905.
 int StateTileRows(int num_seqs, int num_v_heads, int num_sms) {
-  // 16-row blocks only where even they give at most one CTA per SM: there
-  // the state pass (a chain of dependent phases per chunk) gains from twice
-  // the CTAs. H200, one 4096-token sequence: 16/16 heads 655 us (16 rows)
-  // vs 835 (32 rows); 16/32 heads 979 vs 905.
   const int64_t ctas16 = static_cast<int64_t>(num_seqs) * num_v_heads * 8;
   return ctas16 <= num_sms ? 16 : 32;
 }
 
-cudaError_t LaunchPrefillTwoPass(const PrefillArgs& a, cudaStream_t stream) {
+}  // namespace
+
+cudaError_t LaunchPrefillTwoPass(PrefillArgs a, float* scratch,
+                                 cudaStream_t stream) {
+  // Scratch layout, by token: W rows, U~ rows, masked Q K^T rows, gam.
+  static_assert(
+      GdnPrefillParams::kScratchFloatsPerTokenHead == 2 * kPDim + kPC + 1,
+      "scratch layout");
+  const int64_t rows = a.num_tokens * a.HV;  // (token, value head) pairs
+  a.w = scratch;
+  a.u = a.w + rows * kPDim;
+  a.pm = a.u + rows * kPDim;
+  a.gam = a.pm + rows * kPC;
+  int device = 0, sms = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e =
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      e != cudaSuccess) {
+    return e;
+  }
   static std::once_flag chunk_once;
   static cudaError_t chunk_err = cudaSuccess;
   if (cudaError_t e =
@@ -428,8 +449,9 @@ cudaError_t LaunchPrefillTwoPass(const PrefillArgs& a, cudaStream_t stream) {
   const int64_t chunk_ids = (a.num_tokens + kPC - 1) / kPC + a.num_seqs;
   PrefillChunkKernel<<<dim3(static_cast<unsigned>(chunk_ids), a.H), kPThreads,
                        kChunkSmemBytes, stream>>>(a);
-  return a.state_rows == 16 ? LaunchStatePass<16>(a, stream)
-                            : LaunchStatePass<32>(a, stream);
+  return StateTileRows(a.num_seqs, a.HV, sms) == 16
+             ? LaunchStatePass<16>(a, stream)
+             : LaunchStatePass<32>(a, stream);
 }
 
 }  // namespace rollout::gdn::internal
