@@ -18,6 +18,7 @@
 
 #include "gdn/mma_tf32.cuh"
 #include "gdn/prefill.h"
+#include "gdn/prefill_chunk_map.h"
 #include "gdn/prefill_kernel.cuh"
 
 namespace rollout::gdn::internal {
@@ -31,32 +32,6 @@ constexpr int kLdA4 = kPC + 4;    // A rows as float4 (broadcast reads)
 constexpr int kChunkSmemFloats = 2 * kPC * kLdQK + kPC * kLdA4 + 3 * kPC;
 constexpr size_t kChunkSmemBytes = kChunkSmemFloats * sizeof(float);
 
-// The sequence owning global chunk id x. Sequence s owns the ids
-// [f(s), f(s+1)) with f(s) = cu[s] / kPC + s: increasing, and
-// f(s+1) - f(s) >= ceil(len_s / kPC), so ceil(tokens / kPC) + num_seqs ids
-// cover every chunk (ids below f(0), where cu[0] > 0, own none). A 32-ary
-// search by the warp: one dependent load per 5 bits of num_seqs. Every lane
-// gets the last s with f(s) <= x, or 0.
-__device__ __forceinline__ int FirstChunkId(const int32_t* cu, int s) {
-  return cu[s] / kPC + s;  // f(s)
-}
-__device__ __forceinline__ int ChunkSeq(const int32_t* cu, int num_seqs,
-                                        int x) {
-  const int lane = threadIdx.x & 31;
-  int lo = 0, hi = num_seqs;  // the answer lies in [lo, hi); f(lo) <= x
-                              // from the first round on, unless x < f(0)
-  while (hi - lo > 1) {
-    const int step = (hi - lo + 31) / 32;
-    const int s = lo + lane * step;
-    const bool ok = s < hi && FirstChunkId(cu, s) <= x;
-    const unsigned m = __ballot_sync(0xffffffffu, ok);
-    if (m == 0) break;  // x < f(0): lo = 0, which owns no id below f(0)
-    lo += (31 - __clz(m)) * step;
-    hi = min(hi, lo + step);
-  }
-  return lo;
-}
-
 __global__ void __launch_bounds__(kPThreads, 2)
     PrefillChunkKernel(const PrefillArgs p) {
   extern __shared__ float sm[];
@@ -68,15 +43,13 @@ __global__ void __launch_bounds__(kPThreads, 2)
   float* wsc = bet + kPC;         // [kPC] beta e^gam (W's right-hand side)
 
   const int tid = threadIdx.x, kh = blockIdx.y;
-  const int s = ChunkSeq(p.cu, p.num_seqs, blockIdx.x);
-  const int64_t start = p.cu[s];
-  const int m = static_cast<int>(blockIdx.x) - FirstChunkId(p.cu, s);
-  const int64_t tok0 = start + static_cast<int64_t>(m) * kPC;
   // Tokens past num_tokens have no scratch rows: not processed.
-  const int64_t end = min(static_cast<int64_t>(p.cu[s + 1]), p.num_tokens);
-  // Padding sequence, no chunk here, or a corrupt cu_seqlens.
-  if (p.slots[s] < 0 || start < 0 || m < 0 || tok0 >= end) return;
-  const int c = static_cast<int>(min(static_cast<int64_t>(kPC), end - tok0));
+  const ChunkSpan span = ChunkSpanOf(p.cu, p.num_seqs, p.num_tokens,
+                                     static_cast<int>(blockIdx.x), kPC);
+  // No chunk here (prefill_chunk_map.h), or a padding sequence.
+  if (span.len == 0 || p.slots[span.seq] < 0) return;
+  const int64_t tok0 = span.tok0;
+  const int c = span.len;
 
   LoadChunkQK(p, tok0, c, kh, Qs, Ks, kLdQK);
   __syncthreads();
@@ -446,7 +419,7 @@ cudaError_t LaunchPrefillTwoPass(PrefillArgs a, float* scratch,
       e != cudaSuccess) {
     return e;
   }
-  const int64_t chunk_ids = (a.num_tokens + kPC - 1) / kPC + a.num_seqs;
+  const int64_t chunk_ids = ChunkIdCount(a.num_tokens, a.num_seqs, kPC);
   PrefillChunkKernel<<<dim3(static_cast<unsigned>(chunk_ids), a.H), kPThreads,
                        kChunkSmemBytes, stream>>>(a);
   return StateTileRows(a.num_seqs, a.HV, sms) == 16
