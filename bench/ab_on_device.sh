@@ -5,7 +5,7 @@
 #   tools/device_pack.sh --into main //bench:gdn_bench
 #   tools/device_pack.sh --into var //bench:gdn_bench
 # then through the device run tool (carry [".device"]; at most 64 MiB, ~10-12 MB per build):
-#   bash bench/ab_on_device.sh [--tests NAME] [--passes N] main var ...
+#   bash bench/ab_on_device.sh [--prefill] [--tests NAME] [--passes N] main var ...
 # Runs `.device/NAME/gdn_bench --no-micro --replay-only` N times per build (default 3, ~12 s each),
 # rotating the order every pass, keeps the logs as $OUT/ab/NAME_pP.log and one tarball $OUT/ab.tgz
 # (the run tool returns at most 8 files), and prints bench/ab_summary.py's table: per head shape and
@@ -14,19 +14,24 @@
 # tools/device_pack.sh --into NAME //bench:gdn_bench //gdn:decode_test) into $OUT/ab/decode_test_NAME.log
 # and stops there if it fails. Run 33 found no order bias between identical builds (0.1 % on the
 # non-flush step); differences below ~1 % are within a call's noise at B = 256.
+# --prefill: the same for the chunked prefill: `gdn_bench --no-micro --prefill` (both routes, ~5 s),
+# and --tests runs .device/NAME/prefill_test (packed with //gdn:prefill_test).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 passes=3
 tests=""
+mode=--replay-only
+test_bin=decode_test
 while [ $# -gt 0 ]; do
   case "$1" in
     --passes) passes="${2:?--passes needs a number}"; shift 2 ;;
     --tests) tests="${2:?--tests needs a build name}"; shift 2 ;;
+    --prefill) mode=--prefill test_bin=prefill_test; shift ;;
     *) break ;;
   esac
 done
 if [ $# -lt 1 ]; then
-  echo "usage: bash bench/ab_on_device.sh [--tests NAME] [--passes N] NAME [NAME ...]" >&2
+  echo "usage: bash bench/ab_on_device.sh [--prefill] [--tests NAME] [--passes N] NAME [NAME ...]" >&2
   exit 2
 fi
 names=("$@")
@@ -41,15 +46,15 @@ export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 OUT="${OUT:-/tmp/ab_out}"
 mkdir -p "$OUT/ab"
 if [ -n "$tests" ]; then
-  if [ ! -x ".device/$tests/decode_test" ]; then
-    echo "ab_on_device: .device/$tests/decode_test missing (tools/device_pack.sh --into $tests ... //gdn:decode_test)" >&2
+  if [ ! -x ".device/$tests/$test_bin" ]; then
+    echo "ab_on_device: .device/$tests/$test_bin missing (tools/device_pack.sh --into $tests ... //gdn:$test_bin)" >&2
     exit 2
   fi
   start=$SECONDS
-  timeout 200 ".device/$tests/decode_test" > "$OUT/ab/decode_test_$tests.log" 2>&1
+  timeout 200 ".device/$tests/$test_bin" > "$OUT/ab/${test_bin}_$tests.log" 2>&1
   rc=$?
-  echo "decode_test of $tests: rc=$rc $((SECONDS - start)) s"
-  tail -1 "$OUT/ab/decode_test_$tests.log"
+  echo "$test_bin of $tests: rc=$rc $((SECONDS - start)) s"
+  tail -1 "$OUT/ab/${test_bin}_$tests.log"
   [ $rc -eq 0 ] || exit 1
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
@@ -59,7 +64,7 @@ for ((p = 1; p <= passes; p++)); do
   for ((i = 0; i < k; i++)); do
     n="${names[$(((p - 1 + i) % k))]}"
     start=$SECONDS
-    timeout 90 ".device/$n/gdn_bench" --no-micro --replay-only > "$OUT/ab/${n}_p$p.log" 2>&1
+    timeout 90 ".device/$n/gdn_bench" --no-micro "$mode" > "$OUT/ab/${n}_p$p.log" 2>&1
     echo "pass $p: $n rc=$? $((SECONDS - start)) s"
   done
 done

@@ -1,9 +1,10 @@
-"""Summary of A/B runs of `gdn_bench --replay-only` (bench/ab_on_device.sh).
+"""Summary of A/B runs of `gdn_bench --replay-only` or `--prefill` (bench/ab_on_device.sh).
 
-Reads the logs <variant>_p<pass>.log of a directory, takes their REPLAY lines (per head shape and
-batch: the packed step, the ReplaySSM L = 16 cycle and its non-flush and flush steps, µs per call)
-and prints, per shape and batch, each variant's mean over its passes, the spread (max - min) of the
-cycle, and each mean's change against the first variant named.
+Reads the logs <variant>_p<pass>.log of a directory. From REPLAY lines (per head shape and batch:
+the packed step, the ReplaySSM L = 16 cycle and its non-flush and flush steps, µs per call) it
+prints, per shape and batch, each variant's mean over its passes, the spread (max - min) of the
+cycle, and each mean's change against the first variant named. From prefill lines (per head shape,
+batch and route: µs per layer) it prints the same for the prefill.
 
 usage: python3 bench/ab_summary.py DIR VARIANT [VARIANT ...]
 """
@@ -16,6 +17,7 @@ import sys
 REPLAY = re.compile(r"^REPLAY HV=(\d+) B=(\d+) packed ([\d.]+) \| replay ([\d.]+) "
                     r"\(([\d.]+) / ([\d.]+)\)")
 FIELDS = ("packed", "cycle", "nonflush", "flush")
+PREFILL = re.compile(r"^prefill HV=(\d+) seqs=(\d+) len=(\d+) (.+?): ([\d.]+) us per layer")
 
 
 def parse(text):
@@ -29,13 +31,23 @@ def parse(text):
     return out
 
 
-def load(directory, variant):
+def parse_prefill(text):
+    """{(hv, seqs, len, route): µs per layer} from one log's prefill lines."""
+    out = {}
+    for line in text.splitlines():
+        m = PREFILL.match(line)
+        if m:
+            out[(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4))] = float(m.group(5))
+    return out
+
+
+def load(directory, variant, parser=parse):
     """The parsed passes of one variant, in pass order."""
     paths = sorted(glob.glob(os.path.join(directory, f"{variant}_p*.log")))
     passes = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
-            passes.append(parse(f.read()))
+            passes.append(parser(f.read()))
     return passes
 
 
@@ -54,6 +66,21 @@ def summarize(runs):
                 "spread": max(cycles) - min(cycles),
                 "ratio": means["packed"] / means["cycle"],
                 "passes": len(present),
+            }
+    return table
+
+
+def summarize_prefill(runs):
+    """runs: {variant: [pass, ...]} of parse_prefill -> {key: {variant: stats}}: the mean µs per
+    layer, its spread and the number of passes."""
+    table = {}
+    for variant, passes in runs.items():
+        for key in set().union(*passes) if passes else set():
+            values = [p[key] for p in passes if key in p]
+            table.setdefault(key, {})[variant] = {
+                "us": statistics.fmean(values),
+                "spread": max(values) - min(values),
+                "passes": len(values),
             }
     return table
 
@@ -83,17 +110,45 @@ def format_table(table, variants):
     return "\n".join(lines)
 
 
+def format_prefill_table(table, variants):
+    base = variants[0]
+    lines = [f"{'shape':>6} {'seqs':>5} {'len':>5} {'route':<12} {'variant':<14} {'us':>9} "
+             f"{'spread':>7}  change vs {base}"]
+    for key in sorted(table, key=lambda k: (-k[0], k[1], k[3])):
+        hv, seqs, length, route = key
+        row = table[key]
+        for v in variants:
+            if v not in row:
+                continue
+            s = row[v]
+            line = (f"{'16/' + str(hv):>6} {seqs:>5} {length:>5} {route:<12} {v:<14} "
+                    f"{s['us']:9.1f} {s['spread']:7.1f}")
+            if v != base and base in row:
+                line += f"  {change(s['us'], row[base]['us']):+.1f} %"
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     directory, variants = argv[1], argv[2:]
     runs = {v: load(directory, v) for v in variants}
-    missing = [v for v, p in runs.items() if not p]
+    missing = [v for v in variants if not glob.glob(os.path.join(directory, f"{v}_p*.log"))]
     if missing:
         print(f"ab_summary: no logs for {', '.join(missing)} in {directory}", file=sys.stderr)
         return 1
-    print(format_table(summarize(runs), variants))
+    prefill = {v: load(directory, v, parse_prefill) for v in variants}
+    tables = []
+    if any(any(p) for p in runs.values()):
+        tables.append(format_table(summarize(runs), variants))
+    if any(any(p) for p in prefill.values()):
+        tables.append(format_prefill_table(summarize_prefill(prefill), variants))
+    if not tables:
+        print(f"ab_summary: no REPLAY or prefill lines in the logs of {directory}", file=sys.stderr)
+        return 1
+    print("\n\n".join(tables))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Tests of bench/ab_summary.py on log lines in gdn_bench's --replay-only format."""
+"""Tests of bench/ab_summary.py on log lines in gdn_bench's --replay-only and --prefill formats."""
 import os
 import tempfile
 import unittest
@@ -12,6 +12,22 @@ SLOTS HV=32 B=1024 packed scattered 1060.00 sorted 1045.00 contiguous 1028.00
 """
 LOG_A2 = LOG_A1.replace("640.00 (585.00", "642.00 (587.00")
 LOG_B1 = LOG_A1.replace("640.00 (585.00 / 1472.50)", "636.00 (590.00 / 1326.00)")
+
+
+PREFILL_A1 = """device: NVIDIA H200
+prefill HV=32 seqs=1 len=4096 two-pass: 912.4 us per layer, 4.49 Mtok/s
+prefill HV=32 seqs=64 len=256 two-pass: 2901.0 us per layer, 5.65 Mtok/s
+prefill HV=32 seqs=1 len=4096 single pass: 3739.9 us per layer, 1.10 Mtok/s
+prefill HV=16 seqs=1 len=4096 two-pass: 657.8 us per layer, 6.23 Mtok/s
+"""
+PREFILL_A2 = PREFILL_A1.replace("912.4 us", "916.4 us")
+PREFILL_B1 = PREFILL_A1.replace("912.4 us", "821.3 us").replace("657.8 us", "664.4 us")
+
+
+def write_logs(d, logs):
+    for name, text in logs:
+        with open(os.path.join(d, name + ".log"), "w", encoding="utf-8") as f:
+            f.write(text)
 
 
 class AbSummaryTest(unittest.TestCase):
@@ -41,6 +57,35 @@ class AbSummaryTest(unittest.TestCase):
         self.assertIn("-0.8 % / +0.7 % / -9.9 %", text)
         lines = text.splitlines()
         self.assertTrue(lines[1].lstrip().startswith("16/32"))  # 16/32 first, then 16/16
+
+    def test_parse_prefill_takes_prefill_lines_only(self):
+        rows = ab_summary.parse_prefill(PREFILL_A1 + LOG_A1)
+        self.assertEqual(len(rows), 4)
+        self.assertEqual(rows[(32, 1, 4096, "two-pass")], 912.4)
+        self.assertEqual(rows[(32, 1, 4096, "single pass")], 3739.9)
+        self.assertEqual(ab_summary.parse(PREFILL_A1), {})
+
+    def test_prefill_summary_and_change(self):
+        with tempfile.TemporaryDirectory() as d:
+            write_logs(d, (("main_p1", PREFILL_A1), ("main_p2", PREFILL_A2),
+                           ("var_p1", PREFILL_B1)))
+            runs = {v: ab_summary.load(d, v, ab_summary.parse_prefill) for v in ("main", "var")}
+        table = ab_summary.summarize_prefill(runs)
+        main = table[(32, 1, 4096, "two-pass")]["main"]
+        self.assertAlmostEqual(main["us"], 914.4)
+        self.assertAlmostEqual(main["spread"], 4.0)
+        self.assertEqual(main["passes"], 2)
+        text = ab_summary.format_prefill_table(table, ["main", "var"])
+        self.assertIn("-10.2 %", text)  # 821.3 against 914.4
+        self.assertIn("+1.0 %", text)  # 664.4 against 657.8
+        self.assertTrue(text.splitlines()[1].lstrip().startswith("16/32"))
+
+    def test_main_prints_the_tables_that_have_lines(self):
+        with tempfile.TemporaryDirectory() as d:
+            write_logs(d, (("main_p1", PREFILL_A1), ("var_p1", PREFILL_B1)))
+            self.assertEqual(ab_summary.main(["ab_summary.py", d, "main", "var"]), 0)
+            write_logs(d, (("empty_p1", "device: NVIDIA H200\n"),))
+            self.assertEqual(ab_summary.main(["ab_summary.py", d, "empty"]), 1)
 
     def test_missing_variant_is_an_error(self):
         with tempfile.TemporaryDirectory() as d:
