@@ -96,6 +96,7 @@ TEST(PrefillChunkMapTest, HandMadeBatches) {
       {{100, 116, 164, 164, 517}, 517},
       {{100, 116, 164, 164, 517}, 600},  // scratch past the last sequence
       {{100, 116, 164, 164, 517}, 150},  // scratch ends inside sequence 1
+      {{100, 116, 164, 164, 517}, 50},   // scratch ends before sequence 0
       {{64, 128}, 128},
       {{63, 64, 65}, 65},
   };
