@@ -89,44 +89,52 @@ def change(value, base):
     return 100.0 * (value - base) / base
 
 
-def format_table(table, variants):
+def format_rows(header, table, variants, order, cells, changes):
+    """The header, then a line per key (sorted by `order`) and variant present: cells(key, variant,
+    stats), and for a variant other than the first named, changes(stats, the first's stats)."""
     base = variants[0]
-    lines = [f"{'shape':>6} {'B':>5} {'variant':<14} {'packed':>9} {'cycle':>9} {'spread':>7} "
-             f"{'nonflush':>9} {'flush':>9} {'ratio':>6}  change vs {base} (cycle / nf / f)"]
-    for (hv, batch) in sorted(table, key=lambda k: (-k[0], k[1])):
-        row = table[(hv, batch)]
-        for v in variants:
-            if v not in row:
-                continue
-            s = row[v]
-            line = (f"{'16/' + str(hv):>6} {batch:>5} {v:<14} {s['packed']:9.2f} {s['cycle']:9.2f} "
-                    f"{s['spread']:7.2f} {s['nonflush']:9.2f} {s['flush']:9.2f} {s['ratio']:6.3f}")
-            if v != base and base in row:
-                b = row[base]
-                line += (f"  {change(s['cycle'], b['cycle']):+.1f} % / "
-                         f"{change(s['nonflush'], b['nonflush']):+.1f} % / "
-                         f"{change(s['flush'], b['flush']):+.1f} %")
-            lines.append(line)
-    return "\n".join(lines)
-
-
-def format_prefill_table(table, variants):
-    base = variants[0]
-    lines = [f"{'shape':>6} {'seqs':>5} {'len':>5} {'route':<12} {'variant':<14} {'us':>9} "
-             f"{'spread':>7}  change vs {base}"]
-    for key in sorted(table, key=lambda k: (-k[0], k[1], k[3])):
-        hv, seqs, length, route = key
+    lines = [header]
+    for key in sorted(table, key=order):
         row = table[key]
         for v in variants:
             if v not in row:
                 continue
-            s = row[v]
-            line = (f"{'16/' + str(hv):>6} {seqs:>5} {length:>5} {route:<12} {v:<14} "
-                    f"{s['us']:9.1f} {s['spread']:7.1f}")
+            line = cells(key, v, row[v])
             if v != base and base in row:
-                line += f"  {change(s['us'], row[base]['us']):+.1f} %"
+                line += changes(row[v], row[base])
             lines.append(line)
     return "\n".join(lines)
+
+
+def format_table(table, variants):
+    header = (f"{'shape':>6} {'B':>5} {'variant':<14} {'packed':>9} {'cycle':>9} {'spread':>7} "
+              f"{'nonflush':>9} {'flush':>9} {'ratio':>6}  change vs {variants[0]} (cycle / nf / f)")
+
+    def cells(key, v, s):
+        hv, batch = key
+        return (f"{'16/' + str(hv):>6} {batch:>5} {v:<14} {s['packed']:9.2f} {s['cycle']:9.2f} "
+                f"{s['spread']:7.2f} {s['nonflush']:9.2f} {s['flush']:9.2f} {s['ratio']:6.3f}")
+
+    def changes(s, b):
+        return "  " + " / ".join(f"{change(s[f], b[f]):+.1f} %"
+                                 for f in ("cycle", "nonflush", "flush"))
+
+    return format_rows(header, table, variants, lambda k: (-k[0], k[1]), cells, changes)
+
+
+def format_prefill_table(table, variants):
+    header = (f"{'shape':>6} {'seqs':>5} {'len':>5} {'route':<12} {'variant':<14} {'us':>9} "
+              f"{'spread':>7}  change vs {variants[0]}")
+
+    def cells(key, v, s):
+        hv, seqs, length, route = key
+        return (f"{'16/' + str(hv):>6} {seqs:>5} {length:>5} {route:<12} {v:<14} "
+                f"{s['us']:9.1f} {s['spread']:7.1f}")
+
+    def changes(s, b):
+        return f"  {change(s['us'], b['us']):+.1f} %"
+
+    return format_rows(header, table, variants, lambda k: (-k[0], k[1], k[3]), cells, changes)
 
 
 def main(argv):

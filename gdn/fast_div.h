@@ -8,11 +8,7 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define ROLLOUT_HD __host__ __device__ __forceinline__
-#else
-#define ROLLOUT_HD inline
-#endif
+#include "gdn/host_device.h"
 
 namespace rollout::gdn {
 
@@ -49,7 +45,5 @@ struct FastDiv {
 };
 
 }  // namespace rollout::gdn
-
-#undef ROLLOUT_HD
 
 #endif  // ROLLOUT_GDN_FAST_DIV_H_

@@ -17,11 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define ROLLOUT_HD __host__ __device__ __forceinline__
-#else
-#define ROLLOUT_HD inline
-#endif
+#include "gdn/host_device.h"
 
 namespace rollout::gdn {
 
@@ -98,7 +94,5 @@ ROLLOUT_HD ChunkSpan ChunkSpanOf(const int32_t* cu, int num_seqs,
 }
 
 }  // namespace rollout::gdn
-
-#undef ROLLOUT_HD
 
 #endif  // ROLLOUT_GDN_PREFILL_CHUNK_MAP_H_
