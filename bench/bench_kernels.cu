@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include "bench/bench_kernels.h"
+#include "gdn/mma_tf32.cuh"
 
 namespace rollout::bench {
 namespace {
@@ -89,7 +90,40 @@ int Blocks() {
   return sms * 8;
 }
 
+// kMmaChains independent accumulator chains per warp (enough to cover the
+// mma.sync latency), operands from registers: the tensor cores' tf32 issue
+// rate, nothing else. Each lane writes its sum so the work stays live.
+constexpr int kMmaChains = 8;
+__global__ void MmaTf32LoopKernel(int iters, float* out) {
+  const uint32_t a = __float_as_uint(1.0f + (threadIdx.x & 7) * 0.125f);
+  const uint32_t b = __float_as_uint(0.5f);
+  float acc[kMmaChains][4] = {};
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int j = 0; j < kMmaChains; ++j) {
+      gdn::internal::MmaTf32(acc[j], a, a, a, a, b, b);
+    }
+  }
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < kMmaChains; ++j) {
+    sum += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
 }  // namespace
+
+double MmaTf32LoopFlops(int blocks, int threads, int iters) {
+  const double warps = static_cast<double>(blocks) * (threads / 32);
+  return warps * iters * kMmaChains * 2.0 * 16 * 8 * 8;
+}
+
+cudaError_t MmaTf32Loop(int blocks, int threads, int iters, float* out,
+                        cudaStream_t stream) {
+  MmaTf32LoopKernel<<<blocks, threads, 0, stream>>>(iters, out);
+  return cudaGetLastError();
+}
 
 cudaError_t FillUniform(float* x, size_t n, uint64_t seed, float lo, float hi,
                         cudaStream_t stream) {

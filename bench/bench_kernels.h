@@ -1,8 +1,8 @@
 // Helper kernels of the benchmarks (plain C++ header): device-side random
 // fills (multi-GiB pools without host traffic), the bandwidth ceilings
 // measured in the same run as the kernels (in-place read-modify-write and a
-// read-only stream; the copy ceiling is cudaMemcpyAsync device-to-device) and
-// the launch floor (an empty kernel).
+// read-only stream; the copy ceiling is cudaMemcpyAsync device-to-device), the
+// tf32 tensor ceiling (mma.sync) and the launch floor (an empty kernel).
 #ifndef ROLLOUT_BENCH_BENCH_KERNELS_H_
 #define ROLLOUT_BENCH_BENCH_KERNELS_H_
 
@@ -27,6 +27,12 @@ cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
 cudaError_t LaunchEmpty(int blocks, int threads, cudaStream_t stream);
 // Sum of n floats into *out (n % 4 == 0): n*4 bytes read.
 cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream);
+// The tf32 tensor ceiling: every warp of blocks x threads (a multiple of 32)
+// runs iters x 8 independent mma.sync m16n8k8 (tf32 in, fp32 accumulate);
+// out holds blocks x threads floats. MmaTf32LoopFlops: the FLOPs of one launch.
+cudaError_t MmaTf32Loop(int blocks, int threads, int iters, float* out,
+                        cudaStream_t stream);
+double MmaTf32LoopFlops(int blocks, int threads, int iters);
 
 }  // namespace rollout::bench
 

@@ -37,7 +37,11 @@
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
 //   batch 1-512, then the conv update alone at B = 256 and 1024; the full
 //   run measures B = 1, 8, 64 of the first.
-// --prefill: only the chunked prefill lines (both routes), as in a full run.
+// --prefill: only the chunked prefill lines (both routes), as in a full run:
+//   µs per layer, M tok/s, the rate of the chunk algebra's fp32 products and
+//   of the substitution (bench/prefill_work.h), the two-pass route's share of
+//   the 3xTF32 ceiling (a third of the measured mma.sync tf32 rate) and the
+//   HBM floor (the fewest bytes at the copy ceiling).
 // --bounds: only the ReplaySSM speed-up bounds of the byte counts (no GPU;
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
@@ -61,6 +65,7 @@
 #include "absl/status/status.h"
 #include "bench/bench_kernels.h"
 #include "bench/decode_bytes.h"
+#include "bench/prefill_work.h"
 #include "bench/rmw_micro.h"
 #include "gdn/conv.h"
 #include "gdn/decode.h"
@@ -167,7 +172,26 @@ struct Events {
 
 struct Ceilings {
   double copy_gbps = 0, rmw_gbps = 0, rmw_cs_gbps = 0, read_gbps = 0;
+  double mma_tf32_tflops = 0;  // mma.sync m16n8k8 tf32, every SM busy
 };
+
+// The tf32 tensor ceiling: four CTAs of eight warps per SM, each warp eight
+// independent mma.sync chains (bench_kernels.h), ~0.7 ms per launch.
+double MeasureMmaTf32(cudaStream_t s, Events& ev) {
+  int device = 0, sms = 0;
+  CK(cudaGetDevice(&device));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int blocks = 4 * sms, threads = 256, iters = 4096;
+  float* out = Alloc<float>(static_cast<size_t>(blocks) * threads);
+  std::vector<double> t;
+  for (int i = 0; i < 7; ++i) {
+    t.push_back(
+        ev.Time(s, [&] { CK(MmaTf32Loop(blocks, threads, iters, out, s)); }));
+  }
+  t.erase(t.begin(), t.begin() + 2);  // warm-up
+  FreeAll(out);
+  return MmaTf32LoopFlops(blocks, threads, iters) / (Median(t) * 1e-3) / 1e12;
+}
 
 Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
   const size_t bytes = 2ull << 30, n = bytes / 4;
@@ -196,6 +220,7 @@ Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
   c.rmw_cs_gbps = 2.0 * bytes / (Median(rmw_cs) * 1e-3) / 1e9;
   c.read_gbps = 1.0 * bytes / (Median(read) * 1e-3) / 1e9;
   FreeAll(src, dst, sum);
+  c.mma_tf32_tflops = MeasureMmaTf32(s, ev);
   return c;
 }
 
@@ -571,8 +596,13 @@ struct Runner {
 };
 
 // Chunked prefill throughput (plain stream timing; one launch per layer), by
-// the two-pass route (with scratch) or the single pass.
-json BenchPrefill(Runner& r, int HV, int seqs, int len, bool two_pass) {
+// the two-pass route (with scratch) or the single pass, against the ceilings:
+// the rate of the chunk algebra's fp32 products (prefill_work.h; the same
+// count for both routes, though the single pass recomputes part of it) and,
+// for the two-pass route, its share of the 3xTF32 ceiling (a third of the
+// measured tf32 mma rate); the HBM floor is the fewest bytes at copy speed.
+json BenchPrefill(Runner& r, const Ceilings& ceil, int HV, int seqs, int len,
+                  bool two_pass) {
   const int conv_dim = 2 * kH * kD + HV * kD, tokens = seqs * len;
   uint16_t* qkv = Alloc<uint16_t>(static_cast<size_t>(tokens) * conv_dim);
   uint16_t* ab = Alloc<uint16_t>(static_cast<size_t>(tokens) * HV * 2);
@@ -624,24 +654,38 @@ json BenchPrefill(Runner& r, int HV, int seqs, int len, bool two_pass) {
   const double ms = Median(t);
   FreeAll(qkv, ab, par, state, o, cu, slots, scratch);
   const char* route = two_pass ? "two-pass" : "single pass";
+  const PrefillWork w = TwoPassPrefillWork(kH, HV, seqs, len);
+  const double product_tflops = 2 * w.tensor_macs / (ms * 1e-3) / 1e12;
+  const double subst_tflops = 2 * w.cuda_core_macs / (ms * 1e-3) / 1e12;
+  const double hbm_bytes = w.io_bytes + (two_pass ? w.scratch_bytes : 0.0);
+  const double floor_us = hbm_bytes / (ceil.copy_gbps * 1e9) * 1e6;
+  const double share = product_tflops / (ceil.mma_tf32_tflops / 3);
   std::printf(
-      "prefill HV=%d seqs=%d len=%d %s: %.1f us per layer, %.2f Mtok/s\n", HV,
-      seqs, len, route, ms * 1e3, tokens / (ms * 1e-3) / 1e6);
+      "prefill HV=%d seqs=%d len=%d %s: %.1f us per layer, %.2f Mtok/s | "
+      "fp32 products %.1f TFLOP/s",
+      HV, seqs, len, route, ms * 1e3, tokens / (ms * 1e-3) / 1e6,
+      product_tflops);
+  if (two_pass) std::printf(" (%.0f %% of 3xTF32)", 100 * share);
+  std::printf(", substitution %.1f TFLOP/s, HBM floor %.1f us\n", subst_tflops,
+              floor_us);
   return {{"kind", "prefill"},
           {"route", route},
           {"hv", HV},
           {"seqs", seqs},
           {"len", len},
           {"us", ms * 1e3},
-          {"mtok_per_s", tokens / (ms * 1e-3) / 1e6}};
+          {"mtok_per_s", tokens / (ms * 1e-3) / 1e6},
+          {"product_tflops", product_tflops},
+          {"substitution_tflops", subst_tflops},
+          {"hbm_floor_us", floor_us}};
 }
 
 // The prefill lines of a full run: one sequence of 4096 tokens and 64 of
 // 256, by each route.
-void PrefillLines(Runner& r, int HV, json* recs) {
+void PrefillLines(Runner& r, const Ceilings& ceil, int HV, json* recs) {
   for (bool two_pass : {true, false}) {
-    recs->push_back(BenchPrefill(r, HV, 1, 4096, two_pass));
-    recs->push_back(BenchPrefill(r, HV, 64, 256, two_pass));
+    recs->push_back(BenchPrefill(r, ceil, HV, 1, 4096, two_pass));
+    recs->push_back(BenchPrefill(r, ceil, HV, 64, 256, two_pass));
   }
 }
 
@@ -1441,12 +1485,15 @@ int Main(int argc, char** argv) {
   const Ceilings ceil = MeasureCeilings(r.s, r.ev);
   std::printf(
       "ceilings: copy %.0f GB/s, in-place rmw %.0f GB/s (evict-first %.0f), "
-      "read-only %.0f GB/s\n",
-      ceil.copy_gbps, ceil.rmw_gbps, ceil.rmw_cs_gbps, ceil.read_gbps);
+      "read-only %.0f GB/s; tensor mma.sync tf32 %.0f TFLOP/s (3xTF32 fp32 "
+      "products %.0f)\n",
+      ceil.copy_gbps, ceil.rmw_gbps, ceil.rmw_cs_gbps, ceil.read_gbps,
+      ceil.mma_tf32_tflops, ceil.mma_tf32_tflops / 3);
   out["ceilings_gbps"] = {{"copy", ceil.copy_gbps},
                           {"rmw", ceil.rmw_gbps},
                           {"rmw_evict_first", ceil.rmw_cs_gbps},
                           {"read", ceil.read_gbps}};
+  out["ceiling_mma_tf32_tflops"] = ceil.mma_tf32_tflops;
   out["replay_ratio_bounds"] = RatioBounds(ceil.copy_gbps, ceil.read_gbps);
   const Floors floors = MeasureFloors(r);
   out["batch1_floors_us"] = {{"empty_1cta", floors.empty1},
@@ -1455,7 +1502,7 @@ int Main(int argc, char** argv) {
                              {"rmw_1mib", floors.rmw_1mib}};
   json& recs = out["records"];
   if (o.prefill) {
-    for (int HV : {32, 16}) PrefillLines(r, HV, &recs);
+    for (int HV : {32, 16}) PrefillLines(r, ceil, HV, &recs);
     write_json();
     return 0;
   }
@@ -1496,7 +1543,7 @@ int Main(int argc, char** argv) {
   for (int HV : {32, 16}) {
     for (int B : {1, 8, 64}) recs.push_back(LayerLine(r, rng, HV, B));
     recs.push_back(BenchConvDecode(r, HV, 256));
-    PrefillLines(r, HV, &recs);
+    PrefillLines(r, ceil, HV, &recs);
   }
   write_json();
   PrintMicro(micro_res);
