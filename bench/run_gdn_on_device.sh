@@ -61,10 +61,14 @@ if command -v compute-sanitizer > /dev/null; then
 fi
 stamp "sanitizer done"
 
-# Resource usage of the decode kernels (registers, shared memory, spills).
+# Resource usage of the decode and prefill kernels (registers, shared memory, spills), and the
+# prefill chunk pass's 16-byte shared loads (the substitution's reads of A: NVVM splits them in
+# the PTX; this shows whether the SASS has them merged).
 if command -v cuobjdump > /dev/null; then
   cuobjdump --dump-resource-usage "$B/gdn_bench" 2>/dev/null | grep -E "REG|Function" | paste - - |
-    grep -E "Decode" | sed 's/Resource usage://' | cut -c1-240 > "$OUT/sass.txt"
+    grep -E "Decode|Prefill" | sed 's/Resource usage://' | cut -c1-240 > "$OUT/sass.txt"
+  cuobjdump -sass "$B/gdn_bench" 2>/dev/null | awk '/Function : /{f = /PrefillChunkKernel/} f' |
+    grep -oE "LDS(\.[0-9A-Z]+)*" | sort | uniq -c >> "$OUT/sass.txt"
 fi
 
 echo "tests:$status  bench rc=$brc"
