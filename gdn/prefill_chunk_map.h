@@ -57,8 +57,10 @@ ROLLOUT_HD int HighestBit(unsigned m) {  // m != 0
 }
 
 // The sequence owning chunk id x: the last s with f(s) <= x, or 0 (which
-// owns no id below f(0)). A 32-ary search by the warp, one dependent load
-// per 5 bits of num_seqs; every lane gets the answer.
+// owns no id below f(0)); num_seqs >= 1 (the launcher returns before any
+// launch for 0). A 32-ary search by the warp, one dependent load per 5 bits
+// of num_seqs: on the device all 32 lanes call it together, and every lane
+// gets the answer.
 ROLLOUT_HD int ChunkSeq(const int32_t* cu, int num_seqs, int x, int chunk) {
   int lo = 0, hi = num_seqs;  // the answer lies in [lo, hi); f(lo) <= x
                               // from the first round on, unless x < f(0)
