@@ -83,17 +83,21 @@ __global__ void ReadSumKernel(const float4* x, size_t n4, float* out) {
 
 __global__ void EmptyKernel() {}
 
-int Blocks() {
+int SmCount() {
   int dev = 0, sms = 132;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  return sms * 8;
+  return sms;
 }
+
+int Blocks() { return SmCount() * 8; }
 
 // kMmaChains independent accumulator chains per warp (enough to cover the
 // mma.sync latency), operands from registers: the tensor cores' tf32 issue
-// rate, nothing else. Each lane writes its sum so the work stays live.
-constexpr int kMmaChains = 8;
+// rate, nothing else. Each warp adds its sum to *out so the work stays live.
+// Four CTAs of eight warps per SM.
+constexpr int kMmaChains = 8, kMmaThreads = 256;
+int MmaBlocks() { return SmCount() * 4; }
 __global__ void MmaTf32LoopKernel(int iters, float* out) {
   const uint32_t a = __float_as_uint(1.0f + (threadIdx.x & 7) * 0.125f);
   const uint32_t b = __float_as_uint(0.5f);
@@ -109,19 +113,18 @@ __global__ void MmaTf32LoopKernel(int iters, float* out) {
   for (int j = 0; j < kMmaChains; ++j) {
     sum += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
   }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, sum);
 }
 
 }  // namespace
 
-double MmaTf32LoopFlops(int blocks, int threads, int iters) {
-  const double warps = static_cast<double>(blocks) * (threads / 32);
+double MmaTf32LoopFlops(int iters) {
+  const double warps = static_cast<double>(MmaBlocks()) * (kMmaThreads / 32);
   return warps * iters * kMmaChains * 2.0 * 16 * 8 * 8;
 }
 
-cudaError_t MmaTf32Loop(int blocks, int threads, int iters, float* out,
-                        cudaStream_t stream) {
-  MmaTf32LoopKernel<<<blocks, threads, 0, stream>>>(iters, out);
+cudaError_t MmaTf32Loop(int iters, float* out, cudaStream_t stream) {
+  MmaTf32LoopKernel<<<MmaBlocks(), kMmaThreads, 0, stream>>>(iters, out);
   return cudaGetLastError();
 }
 

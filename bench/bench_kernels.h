@@ -27,12 +27,11 @@ cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
 cudaError_t LaunchEmpty(int blocks, int threads, cudaStream_t stream);
 // Sum of n floats into *out (n % 4 == 0): n*4 bytes read.
 cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream);
-// The tf32 tensor ceiling: every warp of blocks x threads (a multiple of 32)
-// runs iters x 8 independent mma.sync m16n8k8 (tf32 in, fp32 accumulate);
-// out holds blocks x threads floats. MmaTf32LoopFlops: the FLOPs of one launch.
-cudaError_t MmaTf32Loop(int blocks, int threads, int iters, float* out,
-                        cudaStream_t stream);
-double MmaTf32LoopFlops(int blocks, int threads, int iters);
+// The tf32 tensor ceiling: 32 warps per SM, each running iters x 8
+// independent mma.sync m16n8k8 (tf32 in, fp32 accumulate); their sums are
+// added to *out. MmaTf32LoopFlops: the FLOPs of one launch.
+cudaError_t MmaTf32Loop(int iters, float* out, cudaStream_t stream);
+double MmaTf32LoopFlops(int iters);
 
 }  // namespace rollout::bench
 

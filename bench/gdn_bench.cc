@@ -175,22 +175,17 @@ struct Ceilings {
   double mma_tf32_tflops = 0;  // mma.sync m16n8k8 tf32, every SM busy
 };
 
-// The tf32 tensor ceiling: four CTAs of eight warps per SM, each warp eight
-// independent mma.sync chains (bench_kernels.h), ~0.7 ms per launch.
+// The tf32 tensor ceiling (bench_kernels.h), ~0.7 ms per launch.
 double MeasureMmaTf32(cudaStream_t s, Events& ev) {
-  int device = 0, sms = 0;
-  CK(cudaGetDevice(&device));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int blocks = 4 * sms, threads = 256, iters = 4096;
-  float* out = Alloc<float>(static_cast<size_t>(blocks) * threads);
+  constexpr int kIters = 4096;
+  float* out = Alloc<float>(1);
   std::vector<double> t;
   for (int i = 0; i < 7; ++i) {
-    t.push_back(
-        ev.Time(s, [&] { CK(MmaTf32Loop(blocks, threads, iters, out, s)); }));
+    t.push_back(ev.Time(s, [&] { CK(MmaTf32Loop(kIters, out, s)); }));
   }
   t.erase(t.begin(), t.begin() + 2);  // warm-up
   FreeAll(out);
-  return MmaTf32LoopFlops(blocks, threads, iters) / (Median(t) * 1e-3) / 1e12;
+  return MmaTf32LoopFlops(kIters) / (Median(t) * 1e-3) / 1e12;
 }
 
 Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {

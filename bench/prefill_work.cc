@@ -5,15 +5,14 @@
 namespace rollout::bench {
 namespace {
 constexpr double kDim = 128;  // K = V
-constexpr int kChunkTokens = 64;
-constexpr double kChunk = kChunkTokens;
+constexpr int kChunk = 64;    // tokens
 }  // namespace
 
 PrefillWork TwoPassPrefillWork(int num_k_heads, int num_v_heads, int seqs,
                                int len) {
   const double H = num_k_heads, HV = num_v_heads;
   const double chunks =
-      static_cast<double>(seqs) * ((len + kChunkTokens - 1) / kChunkTokens);
+      static_cast<double>(seqs) * ((len + kChunk - 1) / kChunk);
   const double tokens = static_cast<double>(seqs) * len;
   PrefillWork w;
   const double grams = 2 * kChunk * kChunk * kDim;  // per key head
