@@ -707,6 +707,23 @@ TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
   }
 }
 
+// The same on the fused route's two-warp tiles, staged (the small-batch
+// kernels): their coefficient dots and flush fold read entries past the
+// kStageJ staged ones from global memory.
+TEST(ReplayDecodeTest, LongRingSmallTiles) {
+  GDN_SKIP_WITHOUT_GPU();
+  uint32_t seed = 410;
+  for (DecodeTile tile : {DecodeTile::kBv8, DecodeTile::kBv16}) {
+    ReplayCase c;
+    c.hv = 16;
+    c.L = 64;
+    c.batch = 4;
+    c.cycles = 2;
+    c.tile = tile;
+    RunReplay(c, seed++);
+  }
+}
+
 TEST(ReplayDecodeTest, FoldGivesExactState) {
   GDN_SKIP_WITHOUT_GPU();
   ReplayCase c;
