@@ -5,14 +5,14 @@
 #   tools/device_pack.sh --into main //bench:gdn_bench
 #   tools/device_pack.sh --into var //bench:gdn_bench
 # then through the device run tool (carry [".device"]; at most 64 MiB, ~10-12 MB per build):
-#   bash bench/ab_on_device.sh [--prefill] [--tests NAME] [--passes N] main var ...
+#   bash bench/ab_on_device.sh [--prefill] [--tests NAME[,NAME...]] [--passes N] main var ...
 # Runs `.device/NAME/gdn_bench --no-micro --replay-only` N times per build (default 3, ~12 s each),
 # rotating the order every pass, keeps the logs as $OUT/ab/NAME_pP.log and one tarball $OUT/ab.tgz
 # (the run tool returns at most 8 files), and prints bench/ab_summary.py's table: per head shape and
 # batch, each build's mean packed step, ReplaySSM cycle, non-flush and flush step, and the change
 # against the first build named. --tests NAME first runs .device/NAME/decode_test (packed with it:
 # tools/device_pack.sh --into NAME //bench:gdn_bench //gdn:decode_test) into $OUT/ab/decode_test_NAME.log
-# and stops there if it fails. Run 33 found no order bias between identical builds (0.1 % on the
+# and stops there if it fails (several builds: comma-separated, each in turn). Run 33 found no order bias between identical builds (0.1 % on the
 # non-flush step); differences below ~1 % are within a call's noise at B = 256.
 # --prefill: the same for the chunked prefill: `gdn_bench --no-micro --prefill` (both routes, ~5 s),
 # and --tests runs .device/NAME/prefill_test (packed with //gdn:prefill_test).
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ $# -lt 1 ]; then
-  echo "usage: bash bench/ab_on_device.sh [--prefill] [--tests NAME] [--passes N] NAME [NAME ...]" >&2
+  echo "usage: bash bench/ab_on_device.sh [--prefill] [--tests NAME[,NAME...]] [--passes N] NAME [NAME ...]" >&2
   exit 2
 fi
 names=("$@")
@@ -45,18 +45,21 @@ done
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 OUT="${OUT:-/tmp/ab_out}"
 mkdir -p "$OUT/ab"
-if [ -n "$tests" ]; then
-  if [ ! -x ".device/$tests/$test_bin" ]; then
-    echo "ab_on_device: .device/$tests/$test_bin missing (tools/device_pack.sh --into $tests ... //gdn:$test_bin)" >&2
+# --tests A,B,...: each named build's test binary in turn; the first failure
+# stops the call.
+IFS=',' read -r -a test_builds <<< "$tests"
+for tb in "${test_builds[@]}"; do
+  if [ ! -x ".device/$tb/$test_bin" ]; then
+    echo "ab_on_device: .device/$tb/$test_bin missing (tools/device_pack.sh --into $tb ... //gdn:$test_bin)" >&2
     exit 2
   fi
   start=$SECONDS
-  timeout 200 ".device/$tests/$test_bin" > "$OUT/ab/${test_bin}_$tests.log" 2>&1
+  timeout 200 ".device/$tb/$test_bin" > "$OUT/ab/${test_bin}_$tb.log" 2>&1
   rc=$?
-  echo "$test_bin of $tests: rc=$rc $((SECONDS - start)) s"
-  tail -1 "$OUT/ab/${test_bin}_$tests.log"
+  echo "$test_bin of $tb: rc=$rc $((SECONDS - start)) s"
+  tail -1 "$OUT/ab/${test_bin}_$tb.log"
   [ $rc -eq 0 ] || exit 1
-fi
+done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
   --format=csv > "$OUT/ab/gpu.txt" 2>&1
 k=${#names[@]}
