@@ -10,8 +10,8 @@
 # Then, through the device run tool (carry [".device"]):
 #   bash bench/ab_on_device.sh --prefill --tests all --passes 3 \
 #     base unroll4 state_lean chunk_ldv4 all
-#   bash bench/ab_on_device.sh --tests regfold32,dall --passes 3 \
-#     dbase regfold regfold32 dots2 w16 ringfirst dall
+#   bash bench/ab_on_device.sh --tests dots2,dall --passes 3 \
+#     dbase regfold dots2 w16 ringfirst dotsmma dall
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 pending=bench/results/pending
@@ -24,8 +24,8 @@ case "${1:-}" in
   decode)
     dir=$pending/decode file=gdn/decode_kernel.cuh base=dbase
     test=//gdn:decode_test
-    variants=(regfold regfold32 dots2 w16 ringfirst dall)
-    tested=" regfold32 dall "
+    variants=(regfold dots2 w16 ringfirst dotsmma dall)
+    tested=" dots2 dall "
     ;;
   *)
     echo "usage: bash $pending/pack.sh prefill|decode" >&2
