@@ -495,6 +495,61 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
   chunk_cp(4096, 64, 1, 2);
   chunk_cp(4096, 128, 1, 2);
   chunk_cp(16384, 128, 1, 2);
+  // ---- The packed step's pattern at the decode benchmark's step sizes: the
+  // 4 KB chunks (64 threads, evict-last loads and stores: the bv8 tile) of
+  // `batch` slots of `slot_mib` MiB, the slots a random permutation of all
+  // the buffer's (or in order: "contig"), one launch per step, the steps
+  // rotating over the buffer, timed as a graph of back-to-back launches
+  // (gdn_bench's method). 16/16 heads have 1 MiB of state per slot, 16/32
+  // 2 MiB. What the pattern alone reaches bounds the packed step's share of
+  // copy bandwidth at that batch.
+  for (const int slot_mib : {1, 2}) {
+    const int64_t slot = static_cast<int64_t>(slot_mib) << 20;
+    const int nslots = static_cast<int>(bytes / slot);
+    std::vector<int> order(nslots);
+    std::iota(order.begin(), order.end(), 0);
+    int* contig = nullptr;
+    int* scatter = nullptr;
+    CKM(cudaMalloc(&contig, nslots * sizeof(int)));
+    CKM(cudaMemcpy(contig, order.data(), nslots * sizeof(int),
+                   cudaMemcpyHostToDevice));
+    std::mt19937 rng(11 + slot_mib);
+    std::shuffle(order.begin(), order.end(), rng);
+    CKM(cudaMalloc(&scatter, nslots * sizeof(int)));
+    CKM(cudaMemcpy(scatter, order.data(), nslots * sizeof(int),
+                   cudaMemcpyHostToDevice));
+    constexpr int kChunk = 4096, kCalls = 32;
+    const int cpb = static_cast<int>(slot / kChunk);
+    for (const int batch : {256, 512, 1024}) {
+      const int sets = nslots / batch;
+      if (sets < 1) continue;
+      for (const bool scattered : {true, false}) {
+        if (!scattered && batch != 256) continue;
+        const int* table = scattered ? scatter : contig;
+        cudaGraph_t g;
+        cudaGraphExec_t exec;
+        CKM(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < kCalls; ++i) {
+          ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb), 64, kChunk,
+                               s>>>(x, kChunk, table + (i % sets) * batch, cpb,
+                                    c, 2);
+        }
+        CKM(cudaStreamEndCapture(s, &g));
+        CKM(cudaGraphInstantiate(&exec, g, 0));
+        CKM(cudaGraphDestroy(g));
+        const std::string name = "rmw_slots_" + std::to_string(slot_mib) +
+                                 "m_b" + std::to_string(batch) +
+                                 (scattered ? "" : "_contig");
+        run(name, 2.0 * batch * slot * kCalls,
+            [&] { cudaGraphLaunch(exec, s); });
+        std::printf("micro %-34s %8.2f us per step\n", name.c_str(),
+                    out.back().ms * 1e3 / kCalls);
+        CKM(cudaGraphExecDestroy(exec));
+      }
+    }
+    CKM(cudaFree(contig));
+    CKM(cudaFree(scatter));
+  }
   auto chunk_rd = [&](int chunk, int threads, int use_perm) {
     const std::string name = "read_chunk_cpasync_" +
                              std::to_string(chunk >> 10) + "k_t" +
