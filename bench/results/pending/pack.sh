@@ -3,7 +3,7 @@
 # .device/, gzipped: HEAD first, then each patch of the set applied alone on
 # HEAD (the patched file is restored after each build). Only the builds the
 # call tests get the test binary, so that both sets fit the 64 MiB carry
-# together (~21 + ~36 MB); builds of the other set are kept. From the
+# together (~21 + ~40 MB); builds of the other set are kept. From the
 # repository root:
 #   bash bench/results/pending/pack.sh prefill
 #   bash bench/results/pending/pack.sh decode
@@ -11,7 +11,7 @@
 #   bash bench/ab_on_device.sh --prefill --tests all --passes 3 \
 #     base unroll4 state_lean chunk_ldv4 all
 #   bash bench/ab_on_device.sh --tests dots2,dall --passes 3 \
-#     dbase regfold dots2 w16 ringfirst dotsmma dall
+#     dbase regfold dots2 w16 ringfirst dotsmma mmafold dall
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 pending=bench/results/pending
@@ -24,7 +24,7 @@ case "${1:-}" in
   decode)
     dir=$pending/decode file=gdn/decode_kernel.cuh base=dbase
     test=//gdn:decode_test
-    variants=(regfold dots2 w16 ringfirst dotsmma dall)
+    variants=(regfold dots2 w16 ringfirst dotsmma mmafold dall)
     tested=" dots2 dall "
     ;;
   *)
