@@ -60,7 +60,11 @@ __global__ void ScaleKernel(float4* x, size_t n4, float c) {
   }
 }
 
-__global__ void ReadSumKernel(const float4* x, size_t n4, float* out) {
+// Reads n4 float4. kAtomic: their sum goes to *out (one atomic per warp);
+// else the loads are kept live by a store that finite inputs never take (no
+// atomics: the floor of a read-only pass).
+template <bool kAtomic>
+__global__ void ReadKernel(const float4* x, size_t n4, float* out) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   float acc = 0.0f;
@@ -75,10 +79,14 @@ __global__ void ReadSumKernel(const float4* x, size_t n4, float* out) {
     const float4 v = __ldcs(x + i);
     acc += v.x + v.y + v.z + v.w;
   }
-  for (int off = 16; off > 0; off /= 2) {
-    acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  if constexpr (kAtomic) {
+    for (int off = 16; off > 0; off /= 2) {
+      acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    }
+    if ((threadIdx.x & 31) == 0) atomicAdd(out, acc);
+  } else {
+    if (acc != acc) *out = acc;  // NaN only
   }
-  if ((threadIdx.x & 31) == 0) atomicAdd(out, acc);
 }
 
 __global__ void EmptyKernel() {}
@@ -158,8 +166,15 @@ cudaError_t LaunchEmpty(int blocks, int threads, cudaStream_t stream) {
 }
 
 cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream) {
-  ReadSumKernel<<<Blocks(), 256, 0, stream>>>(
+  ReadKernel<true><<<Blocks(), 256, 0, stream>>>(
       reinterpret_cast<const float4*>(x), n / 4, out);
+  return cudaGetLastError();
+}
+
+cudaError_t ReadOnly(const float* x, size_t n, float* sink,
+                     cudaStream_t stream) {
+  ReadKernel<false><<<Blocks(), 256, 0, stream>>>(
+      reinterpret_cast<const float4*>(x), n / 4, sink);
   return cudaGetLastError();
 }
 

@@ -27,6 +27,10 @@ cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
 cudaError_t LaunchEmpty(int blocks, int threads, cudaStream_t stream);
 // Sum of n floats into *out (n % 4 == 0): n*4 bytes read.
 cudaError_t ReadSum(const float* x, size_t n, float* out, cudaStream_t stream);
+// The same reads with no sum (*sink is written only for NaN inputs): the
+// floor of a read-only pass, without ReadSum's atomics.
+cudaError_t ReadOnly(const float* x, size_t n, float* sink,
+                     cudaStream_t stream);
 // The tf32 tensor ceiling: 32 warps per SM, each running iters x 8
 // independent mma.sync m16n8k8 (tf32 in, fp32 accumulate); their sums are
 // added to *out. MmaTf32LoopFlops: the FLOPs of one launch.

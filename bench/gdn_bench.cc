@@ -19,7 +19,8 @@
 // from HBM; slots scattered over the pool unless noted), median over replays,
 // µs per call = replay time / calls. The copy / in-place / read-only
 // bandwidth ceilings and the batch-1 floors (an empty kernel, an in-place
-// pass over one layer's batch-1 state) are measured in the same run.
+// and a read-only pass over one layer's batch-1 state) are measured in the
+// same run.
 // Effective bandwidth counts the algorithmic minimum bytes: fp32 state read
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
@@ -867,16 +868,25 @@ json LayerLine(Runner& r, std::mt19937& rng, int HV, int B) {
 
 // The floors of a batch-1 call inside a CUDA graph (µs per call): an empty
 // kernel of one CTA and of the packed batch-1 grid at 16/32 (512 CTAs of 64
-// threads), and the in-place x *= c over 2 MiB and 1 MiB (one layer's batch-1
-// state at 16/32 and 16/16: the packed step's bytes with none of its work),
-// the chunks rotating over 256 MiB like the slot sets.
+// threads), the in-place x *= c over 2 MiB and 1 MiB (one layer's batch-1
+// state at 16/32 and 16/16: the packed step's bytes with none of its work)
+// and a read-only pass over them (a non-flush step's state bytes), the
+// chunks rotating over 256 MiB like the slot sets. From them, the batch-1
+// ReplaySSM ratio if every step cost only its state bytes' floor: a packed
+// step the in-place floor, an L = 16 cycle 15 read-only passes and one
+// in-place.
 struct Floors {
   double empty1 = 0, empty512 = 0, rmw_2mib = 0, rmw_1mib = 0;
+  double read_2mib = 0, read_1mib = 0;
+  static double RatioBound(double rmw, double read) {
+    return rmw / ((15.0 * read + rmw) / 16.0);
+  }
 };
 Floors MeasureFloors(Runner& r) {
   constexpr int kCalls = 128;
   const size_t pool = kRotateBytes / 4;  // floats
   float* x = Alloc<float>(pool);
+  float* sink = Alloc<float>(1);
   CK(FillUniform(x, pool, 3, -1.f, 1.f, r.s));
   Floors f;
   f.empty1 = r.UsPerCall(kCalls, [&](int) { CK(LaunchEmpty(1, 32, r.s)); });
@@ -886,12 +896,19 @@ Floors MeasureFloors(Runner& r) {
     (mib == 2 ? f.rmw_2mib : f.rmw_1mib) = r.UsPerCall(kCalls, [&](int i) {
       CK(ScaleInPlace(x + (i % chunks) * n, n, 1.0f, false, r.s));
     });
+    (mib == 2 ? f.read_2mib : f.read_1mib) = r.UsPerCall(kCalls, [&](int i) {
+      CK(ReadOnly(x + (i % chunks) * n, n, sink, r.s));
+    });
   }
-  FreeAll(x);
+  FreeAll(x, sink);
   std::printf(
       "batch-1 floors (graph, us per call): empty kernel 1 CTA %.2f, 512 x 64 "
-      "%.2f; in-place x *= c over 2 MiB %.2f, 1 MiB %.2f\n",
-      f.empty1, f.empty512, f.rmw_2mib, f.rmw_1mib);
+      "%.2f; in-place x *= c over 2 MiB %.2f, 1 MiB %.2f; read-only 2 MiB "
+      "%.2f, 1 MiB %.2f (ReplaySSM L = 16 ratio at these floors: 2 MiB "
+      "%.3fx, 1 MiB %.3fx)\n",
+      f.empty1, f.empty512, f.rmw_2mib, f.rmw_1mib, f.read_2mib, f.read_1mib,
+      Floors::RatioBound(f.rmw_2mib, f.read_2mib),
+      Floors::RatioBound(f.rmw_1mib, f.read_1mib));
   return f;
 }
 
@@ -1491,10 +1508,10 @@ int Main(int argc, char** argv) {
   out["ceiling_mma_tf32_tflops"] = ceil.mma_tf32_tflops;
   out["replay_ratio_bounds"] = RatioBounds(ceil.copy_gbps, ceil.read_gbps);
   const Floors floors = MeasureFloors(r);
-  out["batch1_floors_us"] = {{"empty_1cta", floors.empty1},
-                             {"empty_512x64", floors.empty512},
-                             {"rmw_2mib", floors.rmw_2mib},
-                             {"rmw_1mib", floors.rmw_1mib}};
+  out["batch1_floors_us"] = {
+      {"empty_1cta", floors.empty1},   {"empty_512x64", floors.empty512},
+      {"rmw_2mib", floors.rmw_2mib},   {"rmw_1mib", floors.rmw_1mib},
+      {"read_2mib", floors.read_2mib}, {"read_1mib", floors.read_1mib}};
   json& recs = out["records"];
   if (o.prefill) {
     for (int HV : {32, 16}) PrefillLines(r, ceil, HV, &recs);
