@@ -495,14 +495,15 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
   chunk_cp(4096, 64, 1, 2);
   chunk_cp(4096, 128, 1, 2);
   chunk_cp(16384, 128, 1, 2);
-  // ---- The packed step's pattern at the decode benchmark's step sizes: the
-  // 4 KB chunks (64 threads, evict-last loads and stores: the bv8 tile) of
-  // `batch` slots of `slot_mib` MiB, the slots a random permutation of all
-  // the buffer's (or in order: "contig"), one launch per step, the steps
-  // rotating over the buffer, timed as a graph of back-to-back launches
-  // (gdn_bench's method). 16/16 heads have 1 MiB of state per slot, 16/32
-  // 2 MiB. What the pattern alone reaches bounds the packed step's share of
-  // copy bandwidth at that batch.
+  // ---- The decode steps' memory patterns at the benchmark's step sizes:
+  // `batch` slots of `slot_mib` MiB (16/16 heads: 1 MiB per slot, 16/32:
+  // 2 MiB), the slots a random permutation of all the buffer's (or in order:
+  // "contig"), one launch per step, the steps rotating over the buffer, timed
+  // as a graph of back-to-back launches (gdn_bench's method). "rmw": the
+  // packed step's 4 KB chunks from 64 threads, evict-last loads and stores
+  // (the bv8 tile); "read": a non-flush ReplaySSM step's 32 KB chunks from
+  // 128 threads, read only (the bv64 tile). What a pattern alone reaches
+  // bounds the kernel's share of copy (read) bandwidth at that batch.
   for (const int slot_mib : {1, 2}) {
     const int64_t slot = static_cast<int64_t>(slot_mib) << 20;
     const int nslots = static_cast<int>(bytes / slot);
@@ -518,34 +519,50 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
     CKM(cudaMalloc(&scatter, nslots * sizeof(int)));
     CKM(cudaMemcpy(scatter, order.data(), nslots * sizeof(int),
                    cudaMemcpyHostToDevice));
-    constexpr int kChunk = 4096, kCalls = 32;
-    const int cpb = static_cast<int>(slot / kChunk);
-    for (const int batch : {256, 512, 1024}) {
+    constexpr int kCalls = 32;
+    // A graph of kCalls steps; launch(t) issues the step of slot table t.
+    auto steps = [&](const std::string& name, int batch, const int* table,
+                     double moved_per_step,
+                     const std::function<void(const int*)>& launch) {
       const int sets = nslots / batch;
-      if (sets < 1) continue;
+      cudaGraph_t g;
+      cudaGraphExec_t exec;
+      cudaError_t e =
+          cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+      if (e != cudaSuccess) return e;
+      for (int i = 0; i < kCalls; ++i) launch(table + (i % sets) * batch);
+      if ((e = cudaStreamEndCapture(s, &g)) != cudaSuccess) return e;
+      e = cudaGraphInstantiate(&exec, g, 0);
+      cudaGraphDestroy(g);
+      if (e != cudaSuccess) return e;
+      run(name, moved_per_step * kCalls, [&] { cudaGraphLaunch(exec, s); });
+      std::printf("micro %-34s %8.2f us per step\n", name.c_str(),
+                  out.back().ms * 1e3 / kCalls);
+      return cudaGraphExecDestroy(exec);
+    };
+    const std::string tag = std::to_string(slot_mib) + "m_b";
+    for (const int batch : {128, 256, 512, 1024}) {
+      if (nslots / batch < 1) continue;
       for (const bool scattered : {true, false}) {
         if (!scattered && batch != 256) continue;
-        const int* table = scattered ? scatter : contig;
-        cudaGraph_t g;
-        cudaGraphExec_t exec;
-        CKM(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        for (int i = 0; i < kCalls; ++i) {
-          ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb), 64, kChunk,
-                               s>>>(x, kChunk, table + (i % sets) * batch, cpb,
-                                    c, 2);
-        }
-        CKM(cudaStreamEndCapture(s, &g));
-        CKM(cudaGraphInstantiate(&exec, g, 0));
-        CKM(cudaGraphDestroy(g));
-        const std::string name = "rmw_slots_" + std::to_string(slot_mib) +
-                                 "m_b" + std::to_string(batch) +
-                                 (scattered ? "" : "_contig");
-        run(name, 2.0 * batch * slot * kCalls,
-            [&] { cudaGraphLaunch(exec, s); });
-        std::printf("micro %-34s %8.2f us per step\n", name.c_str(),
-                    out.back().ms * 1e3 / kCalls);
-        CKM(cudaGraphExecDestroy(exec));
+        constexpr int kChunk = 4096;
+        const int cpb = static_cast<int>(slot / kChunk);
+        CKM(steps("rmw_slots_" + tag + std::to_string(batch) +
+                      (scattered ? "" : "_contig"),
+                  batch, scattered ? scatter : contig, 2.0 * batch * slot,
+                  [&](const int* t) {
+                    ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb), 64,
+                                         kChunk, s>>>(x, kChunk, t, cpb, c, 2);
+                  }));
       }
+      constexpr int kReadChunk = 32768;
+      const int rcpb = static_cast<int>(slot / kReadChunk);
+      CKM(steps("read_slots_" + tag + std::to_string(batch), batch, scatter,
+                1.0 * batch * slot, [&](const int* t) {
+                  ChunkReadKernel<<<static_cast<unsigned>(batch * rcpb), 128,
+                                    kReadChunk, s>>>(x, kReadChunk, t, rcpb,
+                                                     sum);
+                }));
     }
     CKM(cudaFree(contig));
     CKM(cudaFree(scatter));

@@ -5,8 +5,9 @@
 // grid-stride element-wise grids with cache hints, one CTA per contiguous
 // chunk (cp.async or bulk copies: the tile decode kernel's pattern; also
 // through a slot-like scatter of 2 MiB blocks, with L2 policies; and the
-// packed step's pattern at the decode benchmark's step sizes, 1 and 2 MiB
-// slots, as graphs of back-to-back launches), read-only chunks, and a
+// packed and non-flush steps' patterns at the decode benchmark's step sizes,
+// 1 and 2 MiB slots, as graphs of back-to-back launches), read-only chunks,
+// and a
 // persistent warp-specialised pipeline of bulk copies (the pattern of a
 // persistent decode kernel tried and dropped, docs/BENCHMARKS.md).
 #ifndef ROLLOUT_BENCH_RMW_MICRO_H_
