@@ -160,6 +160,19 @@ cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
   return cudaGetLastError();
 }
 
+cudaError_t CaptureGraph(cudaStream_t stream, const std::function<void()>& body,
+                         cudaGraphExec_t* exec) {
+  cudaGraph_t g;
+  cudaError_t e =
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) return e;
+  body();
+  if ((e = cudaStreamEndCapture(stream, &g)) != cudaSuccess) return e;
+  e = cudaGraphInstantiate(exec, g, 0);
+  cudaGraphDestroy(g);
+  return e;
+}
+
 cudaError_t LaunchEmpty(int blocks, int threads, cudaStream_t stream) {
   EmptyKernel<<<blocks, threads, 0, stream>>>();
   return cudaGetLastError();

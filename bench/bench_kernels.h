@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace rollout::bench {
 
@@ -23,6 +24,10 @@ cudaError_t FillUniformBf16(uint16_t* x, size_t n, uint64_t seed, float lo,
 // streaming: evict-first loads/stores (ld/st.global.cs) instead of plain.
 cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
                          cudaStream_t stream);
+// Captures the launches `body` issues on `stream` into an executable graph
+// (*exec; on an error nothing is left to destroy).
+cudaError_t CaptureGraph(cudaStream_t stream, const std::function<void()>& body,
+                         cudaGraphExec_t* exec);
 // A kernel that does nothing (the launch floor of a CUDA graph node).
 cudaError_t LaunchEmpty(int blocks, int threads, cudaStream_t stream);
 // Sum of n floats into *out (n % 4 == 0): n*4 bytes read.

@@ -139,13 +139,8 @@ double Median(std::vector<double> v) {
 
 // Captures the launches of `body` on `s` into an executable graph.
 cudaGraphExec_t Capture(cudaStream_t s, const std::function<void()>& body) {
-  cudaGraph_t g;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  body();
-  CK(cudaStreamEndCapture(s, &g));
   cudaGraphExec_t exec;
-  CK(cudaGraphInstantiate(&exec, g, 0));
-  CK(cudaGraphDestroy(g));
+  CK(CaptureGraph(s, body, &exec));
   return exec;
 }
 

@@ -525,15 +525,15 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
                      double moved_per_step,
                      const std::function<void(const int*)>& launch) {
       const int sets = nslots / batch;
-      cudaGraph_t g;
       cudaGraphExec_t exec;
-      cudaError_t e =
-          cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-      if (e != cudaSuccess) return e;
-      for (int i = 0; i < kCalls; ++i) launch(table + (i % sets) * batch);
-      if ((e = cudaStreamEndCapture(s, &g)) != cudaSuccess) return e;
-      e = cudaGraphInstantiate(&exec, g, 0);
-      cudaGraphDestroy(g);
+      const cudaError_t e = CaptureGraph(
+          s,
+          [&] {
+            for (int i = 0; i < kCalls; ++i) {
+              launch(table + (i % sets) * batch);
+            }
+          },
+          &exec);
       if (e != cudaSuccess) return e;
       run(name, moved_per_step * kCalls, [&] { cudaGraphLaunch(exec, s); });
       std::printf("micro %-34s %8.2f us per step\n", name.c_str(),
