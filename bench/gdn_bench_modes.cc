@@ -1,0 +1,207 @@
+#include "bench/gdn_bench_modes.h"
+
+#include <cstdio>
+#include <string>
+
+#include "gdn/decode.h"
+
+namespace rollout::bench {
+
+using gdn::DecodeTile;
+using gdn::DType;
+
+namespace {
+
+// "cycle (non-flush / flush) x ratio" of a ReplaySSM cycle in µs, the ratio
+// against a packed step of `packed_us`.
+std::string CycleText(const Runner::Cycle& c, double packed_us) {
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%.2f (%.2f / %.2f) x %.3f", c.cycle_us,
+                c.nonflush_us, c.flush_us, packed_us / c.cycle_us);
+  return buf;
+}
+
+}  // namespace
+
+// --replay-only: the shipped packed (median of three) and ReplaySSM
+// configurations at the batches of the ReplaySSM targets, then both with
+// programmatic dependent launch (kPrologue), then launched plainly and with
+// kLaunch; one line per shape and batch, for A/B runs of two builds in one
+// call.
+void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
+  for (int HV : {32, 16}) {
+    for (int B : {1, 8, 128, 256, 512, 1024}) {
+      Setup st = MakeSetup(HV, B, r.s, rng);
+      st.AllocRing(DType::kFp32, r.s);
+      Variant v;
+      const double p =
+          Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
+      const Runner::Cycle c = r.Replay(st, v);
+      const double sg = r.Staggered(st, v);
+      if (pdl_ok) v.overlap = gdn::DecodeOverlap::kPrologue;
+      const double pp = r.Packed(st, v);
+      const Runner::Cycle cp = r.Replay(st, v);
+      const double sgp = r.Staggered(st, v);
+      std::printf(
+          "REPLAY HV=%d B=%d packed %.2f | replay %.2f (%.2f / %.2f) | "
+          "x %.3f | staggered %.2f x %.3f || pdl: packed %.2f | replay %.2f "
+          "(%.2f / %.2f) | x %.3f | staggered %.2f x %.3f\n",
+          HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, sg,
+          p / sg, pp, cp.cycle_us, cp.nonflush_us, cp.flush_us,
+          pp / cp.cycle_us, sgp, pp / sgp);
+      if (pdl_ok) {  // each launch kind forced: plain, PDL waiting first
+        Variant n;
+        n.overlap = gdn::DecodeOverlap::kNone;
+        const double pn = r.Packed(st, n);
+        const Runner::Cycle cn = r.Replay(st, n);
+        n.overlap = gdn::DecodeOverlap::kLaunch;
+        const double pw = r.Packed(st, n);
+        const Runner::Cycle cw = r.Replay(st, n);
+        std::printf(
+            "LAUNCH HV=%d B=%d none: packed %.2f | replay %s || "
+            "launch: packed %.2f | replay %s\n",
+            HV, B, pn, CycleText(cn, pn).c_str(), pw,
+            CycleText(cw, pw).c_str());
+      }
+      if (B >= 128) {  // slot order: scattered sets sorted, contiguous sets
+        Variant o;
+        o.sorted = true;
+        const double ps = r.Packed(st, o);
+        const Runner::Cycle cs = r.Replay(st, o);
+        o.sorted = false;
+        o.linear = true;
+        const double pl = r.Packed(st, o);
+        std::printf(
+            "SLOTS HV=%d B=%d packed scattered %.2f sorted %.2f contiguous "
+            "%.2f | replay sorted %s\n",
+            HV, B, p, ps, pl, CycleText(cs, ps).c_str());
+      }
+      {  // each coefficient route forced: fused (ring staged or not), then
+         // precomputed
+        Variant f;
+        f.route = gdn::ReplayCoefRoute::kFused;
+        const Runner::Cycle fs = r.Replay(st, f);
+        f.stage = false;
+        const Runner::Cycle fu = r.Replay(st, f);
+        Variant c;
+        c.route = gdn::ReplayCoefRoute::kPrecomputed;
+        const Runner::Cycle pc = r.Replay(st, c);
+        std::printf(
+            "FUSED HV=%d B=%d staged %s | unstaged %s | precomputed %s\n", HV,
+            B, CycleText(fs, p).c_str(), CycleText(fu, p).c_str(),
+            CycleText(pc, p).c_str());
+      }
+      {  // the bf16 ring: the shipped route, then each route forced
+        st.AllocRing(DType::kBf16, r.s);
+        Variant b;
+        const Runner::Cycle ba = r.Replay(st, b);
+        b.route = gdn::ReplayCoefRoute::kFused;
+        const Runner::Cycle bf = r.Replay(st, b);
+        b.route = gdn::ReplayCoefRoute::kPrecomputed;
+        const Runner::Cycle bp = r.Replay(st, b);
+        std::printf("BF16 HV=%d B=%d auto %s | fused %s | precomputed %s\n", HV,
+                    B, CycleText(ba, p).c_str(), CycleText(bf, p).c_str(),
+                    CycleText(bp, p).c_str());
+      }
+      std::fflush(stdout);
+      st.Free();
+    }
+  }
+}
+
+// --overlap: each launch overlap forced at small batches, where the launch
+// latency is a large part of a call (the evidence of DecodeOverlapFor).
+void OverlapSweep(Runner& r, std::mt19937& rng) {
+  using gdn::DecodeOverlap;
+  for (int HV : {32, 16}) {
+    for (int B : {1, 2, 4, 8, 16, 32, 64}) {
+      Setup st = MakeSetup(HV, B, r.s, rng);
+      st.AllocRing(DType::kFp32, r.s);
+      std::string line;
+      auto add = [&](const char* what, double us) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), " %s %.2f", what, us);
+        line += buf;
+      };
+      for (DecodeTile tile : {DecodeTile::kAuto, DecodeTile::kBv8}) {
+        for (DecodeOverlap ov : {DecodeOverlap::kNone, DecodeOverlap::kLaunch,
+                                 DecodeOverlap::kPrologue}) {
+          Variant v;
+          v.tile = tile;
+          v.overlap = ov;
+          add(v.Name().c_str(), r.Packed(st, v));
+        }
+      }
+      line += " | replay";
+      for (DecodeTile tile : {DecodeTile::kAuto, DecodeTile::kBv8,
+                              DecodeTile::kBv16, DecodeTile::kBv32}) {
+        for (DecodeOverlap ov :
+             {DecodeOverlap::kNone, DecodeOverlap::kLaunch}) {
+          Variant v;
+          v.tile = tile;
+          v.overlap = ov;
+          add(v.Name().c_str(), r.Replay(st, v).cycle_us);
+        }
+      }
+      std::printf(
+          "OVERLAP HV=%d B=%d (auto: %s / %s, tiles %s / %s) packed%s\n", HV, B,
+          gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)),
+          gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)),
+          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, false)),
+          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, true)), line.c_str());
+      std::fflush(stdout);
+      st.Free();
+    }
+  }
+}
+
+// --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
+// key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
+// (twice), then twice each the shipped ReplaySSM non-flush (cursor 7) and
+// flush (cursor 15) steps (kAuto: at B = 256 the precomputed route, bv64),
+// then the fused route's non-flush and flush steps (bv64).
+void ProfileLaunches(Runner& r, int HV, int B) {
+  std::mt19937 prng(99);
+  Setup st = MakeSetup(HV, B, r.s, prng);
+  st.AllocRing(DType::kFp32, r.s);
+  for (int i = 0; i < 2; ++i) {
+    BENCH_OK(gdn::LaunchGdnPackedDecode(
+        StepParams(st, st.sets, st.B, Variant()), r.s));
+  }
+  auto rep = [&](DecodeTile tile, gdn::ReplayCoefRoute route, int cursor) {
+    Variant v;
+    v.tile = tile;
+    v.route = route;
+    BENCH_OK(gdn::LaunchGdnReplayDecode(
+        ReplayParams(st, st.sets + st.B, st.sets + st.B,
+                     st.cursors + cursor * st.B, st.B, v),
+        r.s));
+  };
+  for (int i = 0; i < 2; ++i) {
+    rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 7);
+    rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 15);
+  }
+  rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
+  rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 15);
+  BENCH_CUDA(cudaStreamSynchronize(r.s));
+  st.Free();
+  std::printf("profile launches done\n");
+}
+
+// Whether programmatic dependent launch works here (probed once, outside any
+// capture).
+bool ProbePdl(Runner& r, std::mt19937& rng) {
+  Setup st = MakeSetup(16, 1, r.s, rng);
+  Variant v;
+  v.overlap = gdn::DecodeOverlap::kPrologue;
+  const bool pdl_ok =
+      gdn::LaunchGdnPackedDecode(StepParams(st, st.sets, 1, v), r.s).ok() &&
+      cudaStreamSynchronize(r.s) == cudaSuccess;
+  cudaGetLastError();
+  st.Free();
+  std::printf("programmatic dependent launch: %s\n",
+              pdl_ok ? "ok" : "unavailable");
+  return pdl_ok;
+}
+
+}  // namespace rollout::bench

@@ -1,0 +1,37 @@
+// The GDN benchmark's single-purpose modes besides the full sweep:
+// --replay-only (A/B runs of builds), --overlap, --profile (launches for
+// ncu), and the probe of programmatic dependent launch.
+#ifndef ROLLOUT_BENCH_GDN_BENCH_MODES_H_
+#define ROLLOUT_BENCH_GDN_BENCH_MODES_H_
+
+#include <random>
+
+#include "bench/gdn_bench_runner.h"
+
+namespace rollout::bench {
+
+// --replay-only: the shipped packed (median of three) and ReplaySSM
+// configurations at the batches of the ReplaySSM targets, then both with
+// programmatic dependent launch (kPrologue), then launched plainly and with
+// kLaunch; one line per shape and batch, for A/B runs of two builds in one
+// call.
+void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok);
+
+// --overlap: each launch overlap forced at small batches, where the launch
+// latency is a large part of a call (the evidence of DecodeOverlapFor).
+void OverlapSweep(Runner& r, std::mt19937& rng);
+
+// --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
+// key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
+// (twice), then twice each the shipped ReplaySSM non-flush (cursor 7) and
+// flush (cursor 15) steps (kAuto: at B = 256 the precomputed route, bv64),
+// then the fused route's non-flush and flush steps (bv64).
+void ProfileLaunches(Runner& r, int HV, int B);
+
+// Whether programmatic dependent launch works here (probed once, outside any
+// capture).
+bool ProbePdl(Runner& r, std::mt19937& rng);
+
+}  // namespace rollout::bench
+
+#endif  // ROLLOUT_BENCH_GDN_BENCH_MODES_H_

@@ -1,0 +1,56 @@
+#include "bench/gdn_bench_options.h"
+
+#include <cstdio>
+
+namespace rollout::bench {
+
+// False (after printing the usage) on an unknown argument.
+bool ParseArgs(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--json=", 0) == 0) {
+      o->json_path = a.substr(7);
+    } else if (a == "--quick") {
+      o->quick = true;
+    } else if (a == "--micro") {
+      o->micro_only = true;
+    } else if (a == "--no-micro") {
+      o->micro = false;
+    } else if (a == "--explore") {
+      o->explore = true;
+    } else if (a == "--profile") {
+      o->profile = true;
+    } else if (a.rfind("--profile=", 0) == 0) {
+      o->profile = true;
+      if (std::sscanf(a.c_str() + 10, "%d/%d", &o->profile_hv,
+                      &o->profile_batch) != 2 ||
+          o->profile_hv <= 0 || o->profile_hv % 16 != 0 ||
+          o->profile_batch <= 0) {
+        std::fprintf(stderr,
+                     "gdn_bench: --profile=HV/B, e.g. --profile=16/8 "
+                     "(HV a multiple of 16, B > 0)\n");
+        return false;
+      }
+    } else if (a == "--replay-only") {
+      o->replay_only = true;
+    } else if (a == "--overlap") {
+      o->overlap = true;
+    } else if (a == "--bounds") {
+      o->bounds = true;
+    } else if (a == "--layer") {
+      o->layer = true;
+    } else if (a == "--prefill") {
+      o->prefill = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
+                   "[--no-micro] [--explore] [--profile[=HV/B]] "
+                   "[--replay-only] [--overlap] [--layer] [--bounds] "
+                   "[--prefill]\n");
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace rollout::bench

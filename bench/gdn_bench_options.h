@@ -1,0 +1,23 @@
+// Command-line options of the GDN benchmark (usage: the header comment of
+// gdn_bench.cc).
+#ifndef ROLLOUT_BENCH_GDN_BENCH_OPTIONS_H_
+#define ROLLOUT_BENCH_GDN_BENCH_OPTIONS_H_
+
+#include <string>
+
+namespace rollout::bench {
+
+struct Options {
+  std::string json_path;
+  bool quick = false, micro_only = false, micro = true, explore = false;
+  bool profile = false, replay_only = false, overlap = false, bounds = false;
+  bool layer = false, prefill = false;
+  int profile_hv = 32, profile_batch = 256;  // --profile=HV/B
+};
+
+// False (after printing the usage) on an unknown argument.
+bool ParseArgs(int argc, char** argv, Options* o);
+
+}  // namespace rollout::bench
+
+#endif  // ROLLOUT_BENCH_GDN_BENCH_OPTIONS_H_
