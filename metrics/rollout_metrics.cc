@@ -85,8 +85,10 @@ RolloutFamilies RegisterAll(Registry& r,
                   "idle)."),
       // Work.
       CounterFamily("rollout_generation_tokens_total",
-                    "Sampled tokens (throughput), by worker and the decode "
-                    "path (replay_ssm on/off)."),
+                    "Sampled tokens (throughput), by worker and the step "
+                    "they came from: replay_ssm=on a ring decode step, off a "
+                    "plain one or the prefill (each completion's first "
+                    "token)."),
       CounterFamily("rollout_prompt_tokens_total",
                     "Prompt tokens requested (n x prompt length per group)."),
       CounterFamily("rollout_prompt_tokens_computed_total",
