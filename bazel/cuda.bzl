@@ -53,3 +53,38 @@ def nvcc_library(name, srcs, hdrs = [], private_hdrs = [], deps = [], nvcc_deps 
         deps = deps + nvcc_deps + ["@cuda//:cudart"],
         **kwargs
     )
+
+def emu_cuda_library(name, srcs, hdrs = [], private_hdrs = [], deps = [], **kwargs):
+    """The same .cu sources built for the CPU emulation (gdn/emu/README.md): each .cu copied to a
+    .cc and compiled by the host compiler with GDN_CUDA_EMU defined and gdn/emu/cuda_emu.h
+    force-included, linked against the emulator and its runtime instead of libcudart. The result
+    offers the same launchers (hdrs) as the nvcc_library of those sources."""
+    ccs = []
+    for src in srcs:
+        cc = "_emu_srcs/%s/%s.cc" % (name, src[:-len(".cu")])
+        ccs.append(cc)
+        native.genrule(
+            name = "%s_emu_%s" % (name, src.replace("/", "_").replace(".", "_")),
+            srcs = [src],
+            outs = [cc],
+            cmd = "cp $< $@",
+        )
+    native.cc_library(
+        name = name,
+        srcs = ccs,
+        hdrs = hdrs,
+        textual_hdrs = private_hdrs,
+        copts = [
+            "-DGDN_CUDA_EMU",
+            "-include",
+            "gdn/emu/cuda_emu.h",
+            "-Wno-unknown-pragmas",
+            # Optimised in every build mode: the emulated kernels are the tests' hot loop.
+            "-O2",
+        ],
+        deps = deps + [
+            "//gdn/emu:emu",
+            "//gdn/emu:cudart",
+        ],
+        **kwargs
+    )

@@ -1,9 +1,15 @@
 // L2 cache policies (PTX createpolicy, sm_80+) and the .L2::cache_hint forms
 // of the 16-byte global load, store and cp.async that take them, shared by
 // the decode kernels (decode_kernel.cuh) and the memory-pattern
-// microbenchmarks (bench/rmw_micro.cu) that measured them.
+// microbenchmarks (bench/rmw_micro.cu) that measured them. Under
+// GDN_CUDA_EMU (the CPU emulation, gdn/emu) gdn/emu/cache_policy.h defines
+// the same functions.
 #ifndef ROLLOUT_GDN_CACHE_POLICY_CUH_
 #define ROLLOUT_GDN_CACHE_POLICY_CUH_
+
+#ifdef GDN_CUDA_EMU
+#include "gdn/emu/cache_policy.h"
+#else
 
 #include <cstdint>
 
@@ -65,4 +71,5 @@ __device__ __forceinline__ void CpAsync16Hint(void* smem, const void* gmem,
 
 }  // namespace rollout::gdn
 
+#endif  // GDN_CUDA_EMU
 #endif  // ROLLOUT_GDN_CACHE_POLICY_CUH_

@@ -270,7 +270,7 @@ absl::Status LaunchGdnCausalConv(const GdnConvParams& params,
       return absl::InvalidArgumentError(
           "GdnConvParams: num_seqs too large for one launch");
     }
-    ConvUpdateKernel<<<grid, kUpdateThreads, 0, stream>>>(a);
+    GDN_LAUNCH(ConvUpdateKernel, grid, kUpdateThreads, 0, stream, a);
     return internal::LaunchStatus("LaunchGdnCausalConv");
   }
   const dim3 grid((params.conv_dim / 8 + kThreads - 1) / kThreads,
@@ -279,7 +279,7 @@ absl::Status LaunchGdnCausalConv(const GdnConvParams& params,
     return absl::InvalidArgumentError(
         "GdnConvParams: max_seqlen or num_seqs too large for one launch");
   }
-  CausalConvKernel<<<grid, kThreads, 0, stream>>>(a);
+  GDN_LAUNCH(CausalConvKernel, grid, kThreads, 0, stream, a);
   return internal::LaunchStatus("LaunchGdnCausalConv");
 }
 

@@ -11,6 +11,19 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "gdn/ptx_ops.cuh"
+
+// A kernel launch, GDN_LAUNCH(kernel, grid, block, smem, stream, args...),
+// and a kernel's extern dynamic shared array, GDN_DYNAMIC_SHARED(T, name):
+// spelled as macros so that the CPU emulation (gdn/emu, GDN_CUDA_EMU), which
+// has no <<<>>> and no extern __shared__, compiles the same sources.
+#ifndef GDN_LAUNCH
+#define GDN_LAUNCH(kernel, grid, block, smem, stream, ...) \
+  kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+#endif
+#ifndef GDN_DYNAMIC_SHARED
+#define GDN_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
 
 namespace rollout::gdn::internal {
 
@@ -86,17 +99,6 @@ __device__ __forceinline__ void GateMath(float a, float b, float A_log,
   const float sp = x > 20.0f ? x : log1pf(expf(x));
   *g = -expf(A_log) * sp;
   *beta = 1.0f / (1.0f + expf(-b));
-}
-
-// Programmatic dependent launch (sm_90; a no-op unless the launch allowed
-// it). GridDependencyWait: wait for the preceding kernel's completion and
-// memory. GridLaunchDependents: let the next kernel, if launched with PDL, be
-// scheduled now; it still reads nothing of ours before its own wait.
-__device__ __forceinline__ void GridDependencyWait() {
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-}
-__device__ __forceinline__ void GridLaunchDependents() {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::);
 }
 
 constexpr float kL2Eps = 1e-6f;

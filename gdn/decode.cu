@@ -449,10 +449,9 @@ absl::Status LaunchGdnReplayAdvance(const GdnReplayAdvanceParams& params,
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.batch == 0) return absl::OkStatus();
   constexpr int kThreads = 256;
-  AdvanceKernel<<<(params.batch + kThreads - 1) / kThreads, kThreads, 0,
-                  stream>>>(params.batch, params.ring_length,
-                            params.ring_indices, params.write_pos,
-                            params.force_flush);
+  GDN_LAUNCH(AdvanceKernel, (params.batch + kThreads - 1) / kThreads, kThreads,
+             0, stream, params.batch, params.ring_length, params.ring_indices,
+             params.write_pos, params.force_flush);
   return internal::LaunchStatus("LaunchGdnReplayAdvance");
 }
 

@@ -244,38 +244,6 @@ __device__ __forceinline__ void AppendRingK(const float4 (&k)[kVec], float rk,
   if (t == 0) *scale_dst = rk;
 }
 
-// 16-byte global -> shared copy that bypasses L1 and holds no register.
-__device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s),
-               "l"(gmem));
-}
-__device__ __forceinline__ void CpAsyncCommit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-__device__ __forceinline__ void CpAsyncWaitAll() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
-// All but the most recent commit group complete.
-__device__ __forceinline__ void CpAsyncWaitAllButLast() {
-  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-}
-
-// A ReplaySSM row's index (slot, ring cursor) loaded where it stands. As
-// plain loads, ptxas sank the ring cursor loads below the padding-row branch
-// and each below the next test, so a CTA waited for three memory latencies
-// in a row before its first state and ring copies (ncu SASS, run 63: 16/32
-// B = 1). A relaxed (strong) load is not moved past those branches, so all
-// three are in flight together. Run 65: cycles 1-8 % shorter (16/16 B = 8:
-// -8 %), except 16/32 B = 8 (+5 %). As volatile loads (system scope) they
-// cost 13 % at 16/32 B = 1 (run 64). The packed step's single slot load
-// stays plain (strong, it measured 1-2 % slower at B = 8).
-__device__ __forceinline__ int LoadIndex(const int32_t* p) {
-  int v;
-  asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p));
-  return v;
-}
-
 // Ring weights of n entries from the lane's g values (x0 = g_lane, x1 =
 // g_{lane+32}, zero at or past n), computed identically by every warp: lane l
 // gets w_l and w_{l+32} (w_j = exp(sum_{j<i<n} g_i), suffix sums: all <= 1)
@@ -366,7 +334,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   constexpr bool kCoef = kMode == DecodeMode::kReplayCoef;
   constexpr bool kStageK = kStage && !kCoef;  // k rows staged too
   static_assert(!kStage || kBv * kE >= 16, "staged d rows need 16 bytes");
-  extern __shared__ float4 smem_tile4[];
+  GDN_DYNAMIC_SHARED(float4, smem_tile4);
   float* tile = reinterpret_cast<float*>(smem_tile4);  // [kBv][K]
   uint16_t* ks =
       reinterpret_cast<uint16_t*>(tile + kBv * kDim);  // [kStageJ][K]
@@ -922,7 +890,8 @@ cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
   k.hv_div = FastDiv(static_cast<uint32_t>(a.HV));
   k.r_div = FastDiv(static_cast<uint32_t>(a.r));
   if (!pdl) {
-    kernel<<<static_cast<unsigned>(blocks), T::kThreads, kSmem, stream>>>(k);
+    GDN_LAUNCH(kernel, static_cast<unsigned>(blocks), T::kThreads, kSmem,
+               stream, k);
     return cudaSuccess;
   }
   cudaLaunchConfig_t cfg = {};

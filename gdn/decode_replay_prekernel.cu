@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(32 * kCoefWarps)
 cudaError_t LaunchReplayCoef(const DecodeArgs& a, cudaStream_t stream) {
   const int64_t blocks =
       (static_cast<int64_t>(a.batch) * a.H + kCoefWarps - 1) / kCoefWarps;
-  ReplayCoefKernel<<<static_cast<unsigned>(blocks), 32 * kCoefWarps, 0,
-                     stream>>>(a);
+  GDN_LAUNCH(ReplayCoefKernel, static_cast<unsigned>(blocks), 32 * kCoefWarps,
+             0, stream, a);
   return cudaSuccess;
 }
 

@@ -19,6 +19,11 @@ namespace rollout::gdn::internal {
 struct Tf32x2 {
   uint32_t hi, lo;
 };
+#ifdef GDN_CUDA_EMU
+}  // namespace rollout::gdn::internal
+#include "gdn/emu/mma_tf32_ops.h"  // the two below on the CPU emulation
+namespace rollout::gdn::internal {
+#else
 __device__ __forceinline__ Tf32x2 SplitTf32(float x) {
   uint32_t hi, lo;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(x));
@@ -34,6 +39,7 @@ __device__ __forceinline__ void MmaTf32(float (&c)[4], uint32_t a0, uint32_t a1,
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
+#endif  // GDN_CUDA_EMU
 // A 16 x 8 tile of A at a (element (r, k) = a[r * rs + k * ks]), split.
 struct FragA {
   Tf32x2 x[4];

@@ -81,7 +81,7 @@ constexpr size_t kSmemBytes = kSmemFloats * sizeof(float);
 
 __global__ void __launch_bounds__(kThreads)
     ChunkedPrefillKernel(const PrefillArgs p) {
-  extern __shared__ float sm[];
+  GDN_DYNAMIC_SHARED(float, sm);
   float* Ks = sm + kOffK;
   float* Qs = sm + kOffQ;
   float* Ws = sm + kOffW;
@@ -366,7 +366,7 @@ absl::Status LaunchGdnChunkedPrefill(const GdnPrefillParams& params,
                      cudaGetErrorString(attr_err)));
   }
   const dim3 grid(kDim / kBv, params.num_v_heads, params.num_seqs);
-  ChunkedPrefillKernel<<<grid, kThreads, kSmemBytes, stream>>>(a);
+  GDN_LAUNCH(ChunkedPrefillKernel, grid, kThreads, kSmemBytes, stream, a);
   return internal::LaunchStatus("LaunchGdnChunkedPrefill");
 }
 

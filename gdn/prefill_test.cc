@@ -21,6 +21,14 @@ using testing::RelErr;
 using testing::ToBf16;
 using testing::ToDevice;
 
+// On the CPU emulation (gdn/emu, //gdn:prefill_emu_test) the head counts are
+// cut 16x: H = 1 and HV = 1-4 keep the H : HV ratios at 1/16 of the work.
+#ifdef GDN_CUDA_EMU
+constexpr int kHeadCut = 16;
+#else
+constexpr int kHeadCut = 1;
+#endif
+
 struct PrefillCase {
   int hv = 32;
   std::vector<int> lens;
@@ -34,10 +42,10 @@ struct PrefillCase {
 void RunPrefill(const PrefillCase& c, uint32_t seed, bool two_pass) {
   std::mt19937 rng(seed);
   GdnDims d;
-  d.num_k_heads = 16;
-  d.num_v_heads = c.hv;
+  d.num_k_heads = 16 / kHeadCut;
+  d.num_v_heads = c.hv / kHeadCut;
   d.head_k_dim = d.head_v_dim = 128;
-  const int n = static_cast<int>(c.lens.size()), HV = c.hv;
+  const int n = static_cast<int>(c.lens.size()), HV = d.num_v_heads;
   const int cd = d.conv_dim(), num_slots = n + 2;
   const size_t sf = d.state_floats();
   std::vector<int32_t> cu(n + 1, c.first_token);
@@ -68,7 +76,7 @@ void RunPrefill(const PrefillCase& c, uint32_t seed, bool two_pass) {
   ASSERT_EQ(o.Fill(0xff), cudaSuccess);
 
   GdnPrefillParams p;
-  p.num_k_heads = 16;
+  p.num_k_heads = d.num_k_heads;
   p.num_v_heads = HV;
   p.num_seqs = n;
   p.cu_seqlens = dcu.get();

@@ -34,7 +34,7 @@ constexpr size_t kChunkSmemBytes = kChunkSmemFloats * sizeof(float);
 
 __global__ void __launch_bounds__(kPThreads, 2)
     PrefillChunkKernel(const PrefillArgs p) {
-  extern __shared__ float sm[];
+  GDN_DYNAMIC_SHARED(float, sm);
   float* Qs = sm;                 // [kPC][kLdQK] q, then a value head's v
   float* Ks = Qs + kPC * kLdQK;   // [kPC][kLdQK] k
   float* As = Ks + kPC * kLdQK;   // [kPC][kLdA4] A
@@ -193,7 +193,7 @@ template <int kBv>
 __global__ void __launch_bounds__(kPThreads, 2)
     PrefillStateKernel(const PrefillArgs p) {
   constexpr int kLdU = StateTile<kBv>::kLdU, kMt = StateTile<kBv>::kMt;
-  extern __shared__ float sm[];
+  GDN_DYNAMIC_SHARED(float, sm);
   float* QW = sm;                    // [2 kPC][kLdQW]; later k [kPC][kLdKd]
   float* Ss = QW + 2 * kPC * kLdQW;  // [kBv][kLdQW] state block
   float* Ps = Ss + kBv * kLdQW;      // [kPC][kLdP] M .* Q K^T
@@ -377,8 +377,8 @@ cudaError_t LaunchStatePass(const PrefillArgs& a, cudaStream_t stream) {
       e != cudaSuccess) {
     return e;
   }
-  PrefillStateKernel<kBv><<<dim3(kPDim / kBv, a.HV, a.num_seqs), kPThreads,
-                            StateTile<kBv>::kSmemBytes, stream>>>(a);
+  GDN_LAUNCH(PrefillStateKernel<kBv>, dim3(kPDim / kBv, a.HV, a.num_seqs),
+             kPThreads, StateTile<kBv>::kSmemBytes, stream, a);
   return cudaSuccess;
 }
 
@@ -420,8 +420,8 @@ cudaError_t LaunchPrefillTwoPass(PrefillArgs a, float* scratch,
     return e;
   }
   const int64_t chunk_ids = ChunkIdCount(a.num_tokens, a.num_seqs, kPC);
-  PrefillChunkKernel<<<dim3(static_cast<unsigned>(chunk_ids), a.H), kPThreads,
-                       kChunkSmemBytes, stream>>>(a);
+  GDN_LAUNCH(PrefillChunkKernel, dim3(static_cast<unsigned>(chunk_ids), a.H),
+             kPThreads, kChunkSmemBytes, stream, a);
   return StateTileRows(a.num_seqs, a.HV, sms) == 16
              ? LaunchStatePass<16>(a, stream)
              : LaunchStatePass<32>(a, stream);

@@ -21,7 +21,7 @@ PACKAGES=(
   # C++ libraries
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev grpc-proto
-  nlohmann-json3-dev libopenblas-dev
+  nlohmann-json3-dev libopenblas-dev libboost-context-dev
   # Python (Debian's interpreter: tests, client, tools)
   python3 python3-grpcio python3-protobuf python3-pytest python3-numpy python3-venv python3-pip
   python3-setuptools python3-yaml

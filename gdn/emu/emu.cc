@@ -1,0 +1,360 @@
+#include "gdn/emu/emu.h"
+
+#include <algorithm>
+#include <boost/context/fiber.hpp>
+#include <boost/context/pooled_fixedsize_stack.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+namespace gdn_emu {
+namespace {
+
+namespace ctx = boost::context;
+
+constexpr int kWarpSize = 32;
+constexpr int kMaxThreads = 1024;
+constexpr size_t kDefaultDynamicSmem = 48 * 1024;
+constexpr size_t kMaxDynamicSmem = 227 * 1024;  // sm_90 opt-in limit
+constexpr size_t kFiberStack = 256 * 1024;
+
+// Where a fiber waits.
+enum class Wait { kNone, kWarp, kBlock };
+
+struct CopyOp {
+  void* dst;
+  const void* src;
+  int bytes;
+  int group;  // index of the commit group it belongs to
+};
+
+struct Thread {
+  uint3 tid;
+  int lane = 0, warp = 0;
+  int parity = 0;  // which half of the warp's exchange buffer is next
+  bool done = false;
+  Wait wait = Wait::kNone;
+  std::vector<CopyOp> copies;  // issued, not yet retired
+  int committed = 0;           // commit groups closed so far
+  ctx::fiber self;             // resumed by the scheduler
+  ctx::fiber back;             // the scheduler, resumed to yield
+};
+
+constexpr int kGatherBytes = 32;
+
+struct WarpState {
+  int live = 0, arrived = 0;
+  uint64_t gen = 0;
+  // Exchange buffers of shuffles and gathers, alternating by the lanes'
+  // common parity: a lane reuses a half only after another warp barrier,
+  // which every lane reaches after its read of that half.
+  uint64_t xchg[2][kWarpSize] = {};
+  unsigned char gather[2][kWarpSize][kGatherBytes] = {};
+};
+
+// Thrown through a fiber's stack to end it when the launch fails.
+struct Abort {};
+
+struct Block {
+  std::vector<std::unique_ptr<Thread>> threads;
+  std::vector<WarpState> warps;
+  int live = 0, arrived = 0;
+  uint64_t gen = 0;
+  bool progress = false;
+  bool failed = false;
+  std::string failure;
+};
+
+// The launch in progress (one at a time: the emulation is single-threaded).
+Block* g_block = nullptr;
+Thread* g_thread = nullptr;
+std::vector<unsigned char> g_smem;
+cudaError_t g_last_error = cudaSuccess;
+std::map<const void*, int>& MaxSmemTable() {
+  static auto* t = new std::map<const void*, int>;
+  return *t;
+}
+
+Thread& Self() {
+  if (g_thread == nullptr) {
+    std::fprintf(stderr, "gdn_emu: device function called outside a launch\n");
+    std::abort();
+  }
+  return *g_thread;
+}
+
+// Back to the scheduler; returns when resumed. A failed launch unwinds the
+// fiber from here.
+void Yield() {
+  Thread& t = Self();
+  t.back = std::move(t.back).resume();
+  if (g_block->failed) throw Abort{};
+}
+
+// Waits until the barrier generation `*gen` moves on.
+void WaitFor(const uint64_t* gen, Wait kind) {
+  const uint64_t g = *gen;
+  Thread& t = Self();
+  t.wait = kind;
+  while (*gen == g) Yield();
+  t.wait = Wait::kNone;
+}
+
+void ArriveWarp() {
+  WarpState& w = g_block->warps[Self().warp];
+  if (++w.arrived == w.live) {
+    w.arrived = 0;
+    ++w.gen;
+    g_block->progress = true;
+    return;
+  }
+  WaitFor(&w.gen, Wait::kWarp);
+}
+
+void ArriveBlock() {
+  Block& b = *g_block;
+  if (++b.arrived == b.live) {
+    b.arrived = 0;
+    ++b.gen;
+    b.progress = true;
+    return;
+  }
+  WaitFor(&b.gen, Wait::kBlock);
+}
+
+// A thread that ended leaves the barriers' counts; a barrier it completes
+// opens.
+void Retire(Thread& t) {
+  t.done = true;
+  Block& b = *g_block;
+  WarpState& w = b.warps[t.warp];
+  --w.live;
+  if (w.live > 0 && w.arrived == w.live) {
+    w.arrived = 0;
+    ++w.gen;
+  }
+  --b.live;
+  if (b.live > 0 && b.arrived == b.live) {
+    b.arrived = 0;
+    ++b.gen;
+  }
+  b.progress = true;
+}
+
+std::string DescribeWaits(const Block& b) {
+  std::string s;
+  for (size_t w = 0; w < b.warps.size(); ++w) {
+    int at_warp = 0, at_block = 0, done = 0;
+    for (int l = 0; l < kWarpSize; ++l) {
+      const size_t i = w * kWarpSize + l;
+      if (i >= b.threads.size()) break;
+      const Thread& t = *b.threads[i];
+      if (t.done) {
+        ++done;
+      } else if (t.wait == Wait::kWarp) {
+        ++at_warp;
+      } else if (t.wait == Wait::kBlock) {
+        ++at_block;
+      }
+    }
+    s += " warp " + std::to_string(w) + ": " + std::to_string(at_warp) +
+         " at a shuffle/warp barrier, " + std::to_string(at_block) +
+         " at __syncthreads, " + std::to_string(done) + " exited;";
+  }
+  return s;
+}
+
+// Runs one block to its end (or failure).
+bool RunBlock(Block& b, const std::function<void()>& body,
+              ctx::pooled_fixedsize_stack& stacks) {
+  const int n = static_cast<int>(blockDim.x * blockDim.y * blockDim.z);
+  b.threads.clear();
+  b.warps.assign((n + kWarpSize - 1) / kWarpSize, WarpState());
+  b.live = n;
+  for (int i = 0; i < n; ++i) {
+    auto t = std::make_unique<Thread>();
+    t->tid.x = i % blockDim.x;
+    t->tid.y = (i / blockDim.x) % blockDim.y;
+    t->tid.z = i / (blockDim.x * blockDim.y);
+    t->lane = i % kWarpSize;
+    t->warp = i / kWarpSize;
+    ++b.warps[t->warp].live;
+    Thread* raw = t.get();
+    t->self = ctx::fiber(std::allocator_arg, stacks,
+                         [raw, &body](ctx::fiber&& sched) {
+                           raw->back = std::move(sched);
+                           try {
+                             body();
+                           } catch (const Abort&) {
+                           }
+                           return std::move(raw->back);
+                         });
+    b.threads.push_back(std::move(t));
+  }
+  // Round robin until every thread ended; a round in which no thread could
+  // go on is a deadlock.
+  for (;;) {
+    bool any = false;
+    b.progress = false;
+    for (auto& t : b.threads) {
+      if (t->done) continue;
+      any = true;
+      g_thread = t.get();
+      threadIdx = t->tid;
+      t->self = std::move(t->self).resume();
+      if (!t->self) Retire(*t);  // the fiber returned
+      g_thread = nullptr;
+      if (b.failed) break;
+    }
+    if (!any) return true;
+    if (b.failed) break;
+    if (!b.progress) {
+      b.failed = true;
+      b.failure = "deadlock:" + DescribeWaits(b);
+      break;
+    }
+  }
+  // Unwind the fibers still suspended (they see `failed` and throw Abort).
+  for (auto& t : b.threads) {
+    while (t->self) {
+      g_thread = t.get();
+      threadIdx = t->tid;
+      t->self = std::move(t->self).resume();
+    }
+  }
+  g_thread = nullptr;
+  return false;
+}
+
+}  // namespace
+
+int LaneId() { return Self().lane; }
+
+void SyncThreads() { ArriveBlock(); }
+void SyncWarp() { ArriveWarp(); }
+
+uint64_t ShuffleBits(uint64_t bits, int src) {
+  Thread& t = Self();
+  WarpState& w = g_block->warps[t.warp];
+  const int p = t.parity;
+  t.parity ^= 1;
+  w.xchg[p][t.lane] = bits;
+  ArriveWarp();
+  return w.xchg[p][src & (kWarpSize - 1)];
+}
+
+void WarpAllGather(const void* mine, int bytes, void* all) {
+  if (bytes > kGatherBytes) Fail("WarpAllGather of more than 32 bytes");
+  Thread& t = Self();
+  WarpState& w = g_block->warps[t.warp];
+  const int p = t.parity;
+  t.parity ^= 1;
+  std::memcpy(w.gather[p][t.lane], mine, bytes);
+  ArriveWarp();
+  for (int l = 0; l < kWarpSize; ++l) {
+    std::memcpy(static_cast<unsigned char*>(all) + l * bytes, w.gather[p][l],
+                bytes);
+  }
+}
+
+void* DynamicShared() { return g_smem.data(); }
+
+void CpAsync(void* smem, const void* gmem, int bytes) {
+  Thread& t = Self();
+  t.copies.push_back({smem, gmem, bytes, t.committed});
+  std::memset(smem, 0xff, bytes);
+}
+
+void CpAsyncCommit() { ++Self().committed; }
+
+void CpAsyncWaitGroup(int pending) {
+  Thread& t = Self();
+  const int retire_below = t.committed - pending;
+  std::vector<CopyOp> keep;
+  for (const CopyOp& c : t.copies) {
+    if (c.group < retire_below) {
+      std::memcpy(c.dst, c.src, c.bytes);
+    } else {
+      keep.push_back(c);
+    }
+  }
+  t.copies.swap(keep);
+}
+
+void Fail(const char* what) {
+  g_block->failed = true;
+  g_block->failure = what;
+  throw Abort{};
+}
+
+void SetMaxDynamicShared(const void* kernel_id, int bytes) {
+  MaxSmemTable()[kernel_id] = bytes;
+}
+
+cudaError_t LastError(bool clear) {
+  const cudaError_t e = g_last_error;
+  if (clear) g_last_error = cudaSuccess;
+  return e;
+}
+
+cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
+                    const void* kernel_id, const std::function<void()>& body) {
+  auto fail = [](cudaError_t e, const std::string& why) {
+    std::fprintf(stderr, "gdn_emu: launch failed: %s\n", why.c_str());
+    if (g_last_error == cudaSuccess) g_last_error = e;
+    return e;
+  };
+  if (g_block != nullptr) {
+    return fail(cudaErrorLaunchFailure, "a launch inside a kernel");
+  }
+  const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
+  if (threads == 0 || threads > kMaxThreads || grid.x == 0 || grid.y == 0 ||
+      grid.z == 0) {
+    return fail(cudaErrorInvalidConfiguration,
+                "block of " + std::to_string(threads) + " threads");
+  }
+  size_t limit = kDefaultDynamicSmem;
+  auto it = MaxSmemTable().find(kernel_id);
+  if (it != MaxSmemTable().end()) limit = it->second;
+  limit = std::min(limit, kMaxDynamicSmem);
+  if (dynamic_smem > limit) {
+    return fail(cudaErrorInvalidValue,
+                std::to_string(dynamic_smem) +
+                    " B of dynamic shared memory; the kernel may use " +
+                    std::to_string(limit) +
+                    " (48 KB unless cudaFuncSetAttribute raised it; 227 KB "
+                    "at most)");
+  }
+  static ctx::pooled_fixedsize_stack* stacks =
+      new ctx::pooled_fixedsize_stack(kFiberStack);
+  gridDim = grid;
+  blockDim = block;
+  g_smem.assign(dynamic_smem + 16, 0xff);
+  Block b;
+  g_block = &b;
+  for (unsigned z = 0; z < grid.z; ++z) {
+    for (unsigned y = 0; y < grid.y; ++y) {
+      for (unsigned x = 0; x < grid.x; ++x) {
+        blockIdx = uint3{x, y, z};
+        std::fill(g_smem.begin(), g_smem.end(), 0xff);
+        b = Block();
+        if (!RunBlock(b, body, *stacks)) {
+          g_block = nullptr;
+          return fail(cudaErrorLaunchFailure,
+                      "block (" + std::to_string(x) + ", " + std::to_string(y) +
+                          ", " + std::to_string(z) + "): " + b.failure);
+        }
+      }
+    }
+  }
+  g_block = nullptr;
+  return cudaSuccess;
+}
+
+}  // namespace gdn_emu

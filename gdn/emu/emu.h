@@ -1,0 +1,124 @@
+// A CPU emulator of the CUDA execution model the GDN kernels rely on, for
+// running them without a GPU (gdn/emu/README.md): every CUDA thread of a
+// block is a fiber (Boost.Context) on the calling OS thread, blocks run one
+// after another, and the collective operations are exact:
+//   - __syncthreads and warp barriers (every shuffle is one): a fiber waits
+//     until every live thread of its block / warp has arrived; a block whose
+//     live threads all wait with none able to go on is a deadlock, reported
+//     as a failed launch (cudaErrorLaunchFailure) with where each warp waits;
+//   - shuffles read the value the source lane passed to the same shuffle;
+//   - cp.async copies happen when a wait_group retires their group, and
+//     their destinations hold 0xff bytes (NaN) until then, so a read before
+//     the wait gets NaN instead of the right value by luck;
+//   - dynamic shared memory starts as 0xff bytes in every block, and a launch
+//     that asks for more than 48 KB of it without raising the kernel's
+//     cudaFuncAttributeMaxDynamicSharedMemorySize fails as on the GPU (as do
+//     more than 227 KB or 1024 threads).
+// Not emulated: the memory model's reorderings (a fiber runs until it blocks),
+// timing, and out-of-bounds checks beyond what the host's tools give.
+#ifndef ROLLOUT_GDN_EMU_EMU_H_
+#define ROLLOUT_GDN_EMU_EMU_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+// The executing thread's coordinates, as in CUDA (valid inside a kernel; the
+// scheduler sets threadIdx before it resumes a thread).
+extern uint3 threadIdx, blockIdx;
+extern dim3 blockDim, gridDim;
+
+namespace gdn_emu {
+
+int LaneId();
+
+// Block and warp barriers.
+void SyncThreads();
+void SyncWarp();
+
+// One shuffle of 64 bits: every lane passes `bits` and reads the value lane
+// `src` passed (src in [0, 32)).
+uint64_t ShuffleBits(uint64_t bits, int src);
+
+template <typename T>
+T Shuffle(T v, int src) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  bits = ShuffleBits(bits, src);
+  T out;
+  std::memcpy(&out, &bits, sizeof(T));
+  return out;
+}
+
+// Every lane passes `bytes` (at most 32) and gets all 32 lanes' in lane
+// order (the warp-collective matrix operations gather their fragments so).
+void WarpAllGather(const void* mine, int bytes, void* all);
+
+// The block's dynamic shared memory (16-byte aligned).
+void* DynamicShared();
+
+// cp.async: a copy of `bytes` (4, 8 or 16) into shared memory, completed by
+// the wait that retires its group.
+void CpAsync(void* smem, const void* gmem, int bytes);
+void CpAsyncCommit();
+// All but the `pending` most recent committed groups complete.
+void CpAsyncWaitGroup(int pending);
+
+// Ends the launch as failed with `what` (a misuse the GPU would not forgive,
+// e.g. a partial shuffle mask).
+[[noreturn]] void Fail(const char* what);
+
+// Runs `body` as every thread of every block of the grid, after the launch
+// checks. The launch's error (also kept for cudaGetLastError).
+cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
+                    const void* kernel_id, const std::function<void()>& body);
+
+// The largest dynamic shared memory a kernel may use (its
+// cudaFuncAttributeMaxDynamicSharedMemorySize; 48 KB unless raised).
+void SetMaxDynamicShared(const void* kernel_id, int bytes);
+
+// The last launch error, cleared by the read (cudaGetLastError) or not
+// (cudaPeekAtLastError).
+cudaError_t LastError(bool clear);
+
+// A kernel launch: Launch(grid, block, smem, kernel)(args...), the
+// emulation's spelling of kernel<<<grid, block, smem, stream>>>(args...).
+template <typename... P>
+struct Launch {
+  dim3 grid, block;
+  size_t smem;
+  void (*kernel)(P...);
+  template <typename... A>
+  cudaError_t operator()(A&&... args) const {
+    std::tuple<std::decay_t<P>...> params(std::forward<A>(args)...);
+    auto* k = kernel;
+    return RunGrid(grid, block, smem, reinterpret_cast<const void*>(k),
+                   [&params, k] { std::apply(k, params); });
+  }
+};
+template <typename... P>
+Launch<P...> MakeLaunch(dim3 grid, dim3 block, size_t smem,
+                        void (*kernel)(P...)) {
+  return Launch<P...>{grid, block, smem, kernel};
+}
+
+// cudaLaunchKernelEx: the grid, block and shared memory of `config` (its
+// attributes, e.g. programmatic dependent launch, change nothing here: the
+// emulation runs launches one after another).
+template <typename... P, typename... A>
+cudaError_t LaunchKernelEx(const cudaLaunchConfig_t* config,
+                           void (*kernel)(P...), A&&... args) {
+  return MakeLaunch(config->gridDim, config->blockDim, config->dynamicSmemBytes,
+                    kernel)(std::forward<A>(args)...);
+}
+
+}  // namespace gdn_emu
+
+#endif  // ROLLOUT_GDN_EMU_EMU_H_

@@ -1,0 +1,261 @@
+// The emulator's own semantics (emu.h), on small kernels written as CUDA:
+// barriers, every shuffle form, cp.async groups and their NaN fill, shared
+// memory, the launch checks, exited threads and deadlock detection.
+#include "gdn/emu/emu.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "gdn/ptx_ops.cuh"
+#include "gtest/gtest.h"
+
+namespace {
+
+// Block sum of x[0 .. blockDim.x) by warp shuffles and a shared array, as
+// GPU code writes it; one sum per block.
+__global__ void BlockSum(const float* x, float* out) {
+  __shared__ float warp_sums[32];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = x[i];
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(~0u, v, off);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0.f;
+    for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) {
+      s += warp_sums[w];
+    }
+    out[blockIdx.x] = s;
+  }
+}
+
+TEST(EmuTest, BlockSumWithShufflesAndSharedMemory) {
+  constexpr int kBlocks = 5, kThreads = 256;
+  std::vector<float> x(kBlocks * kThreads);
+  std::iota(x.begin(), x.end(), 0.f);
+  std::vector<float> out(kBlocks, -1.f);
+  ASSERT_EQ(
+      GDN_LAUNCH(BlockSum, kBlocks, kThreads, 0, nullptr, x.data(), out.data()),
+      cudaSuccess);
+  for (int b = 0; b < kBlocks; ++b) {
+    const float want = std::accumulate(x.begin() + b * kThreads,
+                                       x.begin() + (b + 1) * kThreads, 0.f);
+    EXPECT_EQ(out[b], want) << "block " << b;
+  }
+}
+
+// Each shuffle form with a width of 8 and of 32: out[form][lane].
+__global__ void Shuffles(int* out) {
+  const int lane = threadIdx.x;
+  const int v = 100 + lane;
+  out[0 * 32 + lane] = __shfl_sync(~0u, v, 5);
+  out[1 * 32 + lane] = __shfl_sync(~0u, v, 5, 8);
+  out[2 * 32 + lane] = __shfl_xor_sync(~0u, v, 3);
+  out[3 * 32 + lane] = __shfl_xor_sync(~0u, v, 9, 8);
+  out[4 * 32 + lane] = __shfl_down_sync(~0u, v, 3);
+  out[5 * 32 + lane] = __shfl_down_sync(~0u, v, 3, 8);
+  out[6 * 32 + lane] = __shfl_up_sync(~0u, v, 2);
+  out[7 * 32 + lane] = __shfl_up_sync(~0u, v, 2, 8);
+}
+
+TEST(EmuTest, ShuffleFormsFollowCudaSemantics) {
+  std::vector<int> out(8 * 32, -1);
+  ASSERT_EQ(GDN_LAUNCH(Shuffles, 1, 32, 0, nullptr, out.data()), cudaSuccess);
+  for (int l = 0; l < 32; ++l) {
+    const int base8 = l & ~7;
+    EXPECT_EQ(out[0 * 32 + l], 105) << l;
+    EXPECT_EQ(out[1 * 32 + l], 100 + base8 + 5) << l;
+    EXPECT_EQ(out[2 * 32 + l], 100 + (l ^ 3)) << l;
+    // xor 9 leaves an 8-lane segment: a later segment gives the own value,
+    // an earlier one its lane.
+    const int x9 = l ^ 9;
+    EXPECT_EQ(out[3 * 32 + l], (x9 & ~7) > base8 ? 100 + l : 100 + x9) << l;
+    EXPECT_EQ(out[4 * 32 + l], l + 3 < 32 ? 100 + l + 3 : 100 + l) << l;
+    EXPECT_EQ(out[5 * 32 + l], l + 3 < base8 + 8 ? 100 + l + 3 : 100 + l) << l;
+    EXPECT_EQ(out[6 * 32 + l], l >= 2 ? 100 + l - 2 : 100 + l) << l;
+    EXPECT_EQ(out[7 * 32 + l], l - 2 >= base8 ? 100 + l - 2 : 100 + l) << l;
+  }
+}
+
+// cp.async of two groups: before any wait the destination is NaN; after
+// wait_group 1 the first group has landed, the second not; after wait_group 0
+// both. Reported per thread as 0 (as expected) or 1.
+__global__ void AsyncCopies(const float* src, int* bad) {
+  GDN_DYNAMIC_SHARED(float, sm);
+  const int t = threadIdx.x;
+  float* a = sm + 8 * t;
+  float* b = sm + 8 * t + 4;
+  gdn_emu::CpAsync(a, src + 8 * t, 16);
+  gdn_emu::CpAsyncCommit();
+  gdn_emu::CpAsync(b, src + 8 * t + 4, 16);
+  gdn_emu::CpAsyncCommit();
+  int wrong = std::isnan(a[0]) && std::isnan(b[3]) ? 0 : 1;
+  gdn_emu::CpAsyncWaitGroup(1);
+  wrong |= a[2] == src[8 * t + 2] && std::isnan(b[0]) ? 0 : 1;
+  gdn_emu::CpAsyncWaitGroup(0);
+  wrong |= b[1] == src[8 * t + 5] ? 0 : 1;
+  bad[t] = wrong;
+}
+
+TEST(EmuTest, AsyncCopiesLandWhenTheirGroupIsRetired) {
+  constexpr int kThreads = 64;
+  std::vector<float> src(8 * kThreads);
+  std::iota(src.begin(), src.end(), 1.f);
+  std::vector<int> bad(kThreads, -1);
+  ASSERT_EQ(GDN_LAUNCH(AsyncCopies, 1, kThreads, 8 * kThreads * 4, nullptr,
+                       src.data(), bad.data()),
+            cudaSuccess);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(bad[t], 0) << "thread " << t;
+}
+
+// Shared memory read before anything wrote it.
+__global__ void ReadFreshShared(uint32_t* out) {
+  GDN_DYNAMIC_SHARED(uint32_t, sm);
+  out[blockIdx.x] = sm[threadIdx.x];
+  __syncthreads();
+  sm[threadIdx.x] = 7;  // must not reach the next block
+}
+
+TEST(EmuTest, EveryBlockStartsWithPoisonedDynamicSharedMemory) {
+  std::vector<uint32_t> out(3, 0);
+  ASSERT_EQ(GDN_LAUNCH(ReadFreshShared, 3, 32, 128, nullptr, out.data()),
+            cudaSuccess);
+  for (uint32_t v : out) EXPECT_EQ(v, 0xffffffffu);
+}
+
+// Half of each warp returns early; the others still meet at the barriers.
+__global__ void EarlyExit(int* out) {
+  if (threadIdx.x % 2 == 1) return;
+  __syncthreads();
+  const int v = __shfl_sync(~0u, static_cast<int>(threadIdx.x), 0);
+  out[threadIdx.x] = v;
+}
+
+TEST(EmuTest, ExitedThreadsLeaveTheBarriers) {
+  std::vector<int> out(64, -1);
+  ASSERT_EQ(GDN_LAUNCH(EarlyExit, 1, 64, 0, nullptr, out.data()), cudaSuccess);
+  for (int t = 0; t < 64; t += 2) EXPECT_EQ(out[t], t < 32 ? 0 : 32) << t;
+}
+
+// Lanes 0-15 shuffle while lanes 16-31 wait at __syncthreads: a deadlock.
+__global__ void Diverged(int* out) {
+  if (threadIdx.x < 16) {
+    out[threadIdx.x] = __shfl_sync(~0u, 1, 0);
+  } else {
+    __syncthreads();
+  }
+}
+
+TEST(EmuTest, DeadlockFailsTheLaunch) {
+  std::vector<int> out(32, 0);
+  EXPECT_EQ(GDN_LAUNCH(Diverged, 1, 32, 0, nullptr, out.data()),
+            cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // read and cleared
+  // The emulator is usable again.
+  std::vector<int> ok(8 * 32, 0);
+  EXPECT_EQ(GDN_LAUNCH(Shuffles, 1, 32, 0, nullptr, ok.data()), cudaSuccess);
+}
+
+__global__ void PartialMask(int* out) {
+  out[threadIdx.x] = __shfl_sync(0xffffu, 1, 0);
+}
+
+TEST(EmuTest, PartialShuffleMaskFailsTheLaunch) {
+  std::vector<int> out(32, 0);
+  EXPECT_EQ(GDN_LAUNCH(PartialMask, 1, 32, 0, nullptr, out.data()),
+            cudaErrorLaunchFailure);
+  cudaGetLastError();
+}
+
+__global__ void BigShared(int* out) {
+  GDN_DYNAMIC_SHARED(int, sm);
+  sm[threadIdx.x] = 1;
+  out[0] = sm[0];
+}
+
+TEST(EmuTest, DynamicSharedMemoryAbove48KbNeedsTheAttribute) {
+  int out = 0;
+  constexpr int kBytes = 64 * 1024;
+  EXPECT_EQ(GDN_LAUNCH(BigShared, 1, 32, kBytes, nullptr, &out),
+            cudaErrorInvalidValue);
+  cudaGetLastError();
+  ASSERT_EQ(cudaFuncSetAttribute(
+                BigShared, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes),
+            cudaSuccess);
+  EXPECT_EQ(GDN_LAUNCH(BigShared, 1, 32, kBytes, nullptr, &out), cudaSuccess);
+  EXPECT_EQ(out, 1);
+  // Past the device's 227 KB, whatever the attribute says.
+  ASSERT_EQ(
+      cudaFuncSetAttribute(
+          BigShared, cudaFuncAttributeMaxDynamicSharedMemorySize, 300 * 1024),
+      cudaSuccess);
+  EXPECT_EQ(GDN_LAUNCH(BigShared, 1, 32, 300 * 1024, nullptr, &out),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(GDN_LAUNCH(BigShared, 1, 2048, 0, nullptr, &out),
+            cudaErrorInvalidConfiguration);
+  cudaGetLastError();
+}
+
+// D = A B for A, B 16 x 16 bf16 in shared memory (row-major, rows kStride
+// apart) through the fragment loads and two m16n8k16 products, as the decode
+// kernels address them; D row-major fp32.
+constexpr int kStride = 24;  // bf16 elements
+__global__ void MmaTile(const uint16_t* a_in, const uint16_t* b_in, float* d) {
+  using namespace rollout::gdn::internal;
+  GDN_DYNAMIC_SHARED(uint16_t, sm);
+  uint16_t* sa = sm;
+  uint16_t* sb = sm + 16 * kStride;
+  const int l = threadIdx.x;
+  for (int i = l; i < 256; i += 32) {
+    sa[(i / 16) * kStride + i % 16] = a_in[i];
+    sb[(i / 16) * kStride + i % 16] = b_in[i];
+  }
+  __syncwarp();
+  const int row = (l & 7) + 8 * ((l >> 3) & 1), col = 8 * (l >> 4);
+  uint32_t a[4], b[4];
+  LdMatrixX4(a, sa + row * kStride + col);
+  LdMatrixX4Trans(b, sb + row * kStride + col);
+  const int g = l / 4, t = l % 4;
+  for (int h = 0; h < 2; ++h) {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    MmaBf16(c, a, b[2 * h], b[2 * h + 1]);
+    for (int r = 0; r < 4; ++r) {
+      d[(g + 8 * (r / 2)) * 16 + 8 * h + 2 * t + r % 2] = c[r];
+    }
+  }
+}
+
+TEST(EmuTest, TensorCoreProductOfSharedTiles) {
+  // Small integers: every product and sum exact, so D must equal A B.
+  std::vector<uint16_t> a(256), b(256);
+  std::vector<float> fa(256), fb(256);
+  for (int i = 0; i < 256; ++i) {
+    fa[i] = static_cast<float>((i * 7) % 11 - 5);
+    fb[i] = static_cast<float>((i * 5) % 13 - 6);
+    uint32_t ua, ub;
+    std::memcpy(&ua, &fa[i], 4);
+    std::memcpy(&ub, &fb[i], 4);
+    a[i] = static_cast<uint16_t>(ua >> 16);
+    b[i] = static_cast<uint16_t>(ub >> 16);
+  }
+  std::vector<float> d(256, -1.f);
+  ASSERT_EQ(GDN_LAUNCH(MmaTile, 1, 32, 2 * 16 * kStride * 2, nullptr, a.data(),
+                       b.data(), d.data()),
+            cudaSuccess);
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) {
+      float want = 0.f;
+      for (int k = 0; k < 16; ++k) want += fa[i * 16 + k] * fb[k * 16 + j];
+      EXPECT_EQ(d[i * 16 + j], want) << i << ", " << j;
+    }
+  }
+}
+
+}  // namespace
