@@ -724,6 +724,45 @@ TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
   }
 }
 
+// Configurations drawn at random (fixed seed) from the whole space: ring
+// lengths around the staging and lane boundaries, every tile staged or not,
+// both coefficient routes and ring dtypes, every head count, odd batches.
+// 40 on the emulation (~50 s), the first 8 on a GPU (whose run is dominated
+// by the CPU reference at full head counts).
+TEST(ReplayDecodeTest, RandomConfigurations) {
+  GDN_SKIP_WITHOUT_GPU();
+#ifdef GDN_CUDA_EMU
+  constexpr int kConfigs = 40;
+#else
+  constexpr int kConfigs = 8;
+#endif
+  std::mt19937 pick(2026);
+  const int kLs[] = {2, 3, 5, 9, 15, 17, 18, 31, 32, 33, 63};
+  const int kHvs[] = {16, 32, 48, 64};
+  for (int i = 0; i < kConfigs; ++i) {
+    ReplayCase c;
+    c.L = kLs[pick() % 11];
+    c.hv = kHvs[pick() % 4];
+    c.batch = 3 + static_cast<int>(pick() % 9);
+    c.cycles = c.L > 16 ? 2 : 5;
+    c.tile = static_cast<DecodeTile>(pick() % kNumDecodeTiles);
+    c.stage_ring = pick() % 2 == 0;
+    c.route = pick() % 2 == 0 ? ReplayCoefRoute::kFused
+                              : ReplayCoefRoute::kPrecomputed;
+    if (pick() % 3 == 0) {
+      c.ring_dtype = DType::kBf16;
+      c.tol_out = 2e-2;
+      c.tol_state = 2e-2;
+    }
+    SCOPED_TRACE(::testing::Message()
+                 << "L " << c.L << " hv " << c.hv << " B " << c.batch
+                 << " tile " << DecodeTileName(c.tile) << " stage "
+                 << c.stage_ring << " route " << static_cast<int>(c.route)
+                 << " ring " << DTypeName(c.ring_dtype));
+    RunReplay(c, 900 + i);
+  }
+}
+
 TEST(ReplayDecodeTest, FoldGivesExactState) {
   GDN_SKIP_WITHOUT_GPU();
   ReplayCase c;
