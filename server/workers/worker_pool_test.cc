@@ -34,7 +34,10 @@ class RecordingSink : public GenerateSink {
       rollout::MutexLock lock(&mu_);
       result_ = std::move(result);
       finish_thread_ = std::this_thread::get_id();
-      finished_during_cancel_ = in_cancel.load();
+      // Inline: on the thread that is inside Cancel. (Another thread may
+      // finish the request while the caller is still in Cancel: that is
+      // allowed, and under load it happens.)
+      finished_during_cancel_ = cancelling.load() == finish_thread_;
     }
     done_.Notify();
   }
@@ -44,7 +47,8 @@ class RecordingSink : public GenerateSink {
     return result_;
   }
 
-  std::atomic<bool> in_cancel{false};
+  // The thread inside Cancel (default id: none).
+  std::atomic<std::thread::id> cancelling{};
   rollout::Mutex mu_;
   std::vector<rollout::v1::GenerateStreamChunk> chunks_ ABSL_GUARDED_BY(mu_);
   absl::StatusOr<rollout::v1::GenerateResponse> result_ ABSL_GUARDED_BY(mu_) =
@@ -180,9 +184,9 @@ TEST_F(WorkerPoolTest, CancelFinishesLaterNeverInline) {
   ASSERT_TRUE(WaitReady());
   RecordingSink sink;
   auto handle = pool_->Generate(Request(2, 3000), false, Context(), &sink);
-  sink.in_cancel.store(true);
+  sink.cancelling.store(std::this_thread::get_id());
   handle->Cancel();
-  sink.in_cancel.store(false);
+  sink.cancelling.store(std::thread::id());
   EXPECT_EQ(sink.Wait().status().code(), absl::StatusCode::kCancelled);
   rollout::MutexLock lock(&sink.mu_);
   EXPECT_FALSE(sink.finished_during_cancel_);
