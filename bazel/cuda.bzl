@@ -91,3 +91,34 @@ def emu_cuda_library(name, srcs, hdrs = [], private_hdrs = [], deps = [], **kwar
         ],
         **kwargs
     )
+
+def cuda_kernel_library(name, srcs, hdrs, private_hdrs = [], deps = [], **kwargs):
+    """nvcc_library `name` and its twin `name`_emu: the same sources built for the CPU emulation
+    (emu_cuda_library, testonly), offering the same launchers to the emulated tests."""
+    nvcc_library(name = name, srcs = srcs, hdrs = hdrs, private_hdrs = private_hdrs, deps = deps,
+                 **kwargs)
+    emu_cuda_library(name = name + "_emu", testonly = 1, srcs = srcs, hdrs = hdrs,
+                     private_hdrs = private_hdrs, deps = deps)
+
+def _emu_twins(labels):
+    return [label + "_emu" for label in labels]
+
+def cuda_host_library(name, srcs, hdrs, deps = [], kernel_deps = [], **kwargs):
+    """cc_library `name` (host code over kernel libraries) and its twin `name`_emu (testonly),
+    whose kernel_deps are their _emu twins."""
+    native.cc_library(name = name, srcs = srcs, hdrs = hdrs, deps = deps + kernel_deps, **kwargs)
+    native.cc_library(name = name + "_emu", testonly = 1, srcs = srcs, hdrs = hdrs,
+                      deps = deps + _emu_twins(kernel_deps))
+
+def cuda_kernel_test(name, srcs, size, emu_size, deps = [], kernel_deps = []):
+    """A GPU test `name` (it skips without a GPU) and the same test on the CPU emulation,
+    `name` with _test replaced by _emu_test: GDN_CUDA_EMU defined (the tests cut their head counts,
+    gdn/test_util.h kHeadCut) and kernel_deps (libraries with an _emu twin) replaced by the twins."""
+    native.cc_test(name = name, size = size, srcs = srcs, deps = deps + kernel_deps)
+    native.cc_test(
+        name = name[:-len("_test")] + "_emu_test",
+        size = emu_size,
+        srcs = srcs,
+        local_defines = ["GDN_CUDA_EMU"],
+        deps = deps + _emu_twins(kernel_deps),
+    )

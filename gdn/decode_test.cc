@@ -24,20 +24,12 @@ namespace {
 
 using testing::DeviceBuffer;
 using testing::FromBf16;
+using testing::kHeadCut;
 using testing::RelErr;
 using testing::ToBf16;
 using testing::ToDevice;
 
 constexpr int kD = 128;
-
-// On the CPU emulation (gdn/emu, //gdn:decode_emu_test) the head counts are
-// cut 16x: H = 1 and HV = 1-4 keep the H : HV ratios, and so every tile and
-// code path, at 1/16 of the work.
-#ifdef GDN_CUDA_EMU
-constexpr int kHeadCut = 16;
-#else
-constexpr int kHeadCut = 1;
-#endif
 
 GdnDims Dims(int hv) {
   GdnDims d;

@@ -20,16 +20,10 @@ namespace rollout::gdn {
 namespace {
 
 using testing::DeviceBuffer;
+using testing::kHeadCut;
 using testing::ToBf16;
 using testing::ToDevice;
 
-// On the CPU emulation (gdn/emu, //gdn:layer_decode_emu_test) the head
-// counts are cut 16x (H = 1, HV = 2: the same ratio at 1/16 of the work).
-#ifdef GDN_CUDA_EMU
-constexpr int kHeadCut = 16;
-#else
-constexpr int kHeadCut = 1;
-#endif
 constexpr int kH = 16 / kHeadCut, kD = 128, kRing = 4;
 
 std::vector<uint16_t> RandomBf16(std::mt19937& rng, size_t n, float stddev) {

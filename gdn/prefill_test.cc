@@ -17,17 +17,10 @@ namespace rollout::gdn {
 namespace {
 
 using testing::DeviceBuffer;
+using testing::kHeadCut;
 using testing::RelErr;
 using testing::ToBf16;
 using testing::ToDevice;
-
-// On the CPU emulation (gdn/emu, //gdn:prefill_emu_test) the head counts are
-// cut 16x: H = 1 and HV = 1-4 keep the H : HV ratios at 1/16 of the work.
-#ifdef GDN_CUDA_EMU
-constexpr int kHeadCut = 16;
-#else
-constexpr int kHeadCut = 1;
-#endif
 
 struct PrefillCase {
   int hv = 32;

@@ -26,6 +26,15 @@
 
 namespace rollout::gdn::testing {
 
+// The kernel tests' head counts are divided by this: 16 on the CPU emulation
+// (gdn/emu; H = 1 and HV = 1-4 keep the H : HV ratios, and so every tile and
+// code path, at 1/16 of the work), 1 on a GPU.
+#ifdef GDN_CUDA_EMU
+inline constexpr int kHeadCut = 16;
+#else
+inline constexpr int kHeadCut = 1;
+#endif
+
 // Round-to-nearest-even fp32 -> bf16 bits (NaN kept NaN).
 inline uint16_t ToBf16(float f) {
   uint32_t u;

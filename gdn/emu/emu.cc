@@ -174,7 +174,6 @@ std::string DescribeWaits(const Block& b) {
 bool RunBlock(Block& b, const std::function<void()>& body,
               ctx::pooled_fixedsize_stack& stacks) {
   const int n = static_cast<int>(blockDim.x * blockDim.y * blockDim.z);
-  b.threads.clear();
   b.warps.assign((n + kWarpSize - 1) / kWarpSize, WarpState());
   b.live = n;
   for (int i = 0; i < n; ++i) {

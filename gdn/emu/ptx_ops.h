@@ -60,26 +60,23 @@ inline void MmaBf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
     c[r] += sum;
   }
 }
-// ldmatrix .x4: each lane's rows come from the addresses other lanes pass.
-inline uint32_t Load32(const uint16_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+// ldmatrix .x4: each lane's rows come from the addresses other lanes pass
+// (row r of matrix i from lane 8 i + r), gathered once.
 inline void LdMatrixX4(uint32_t (&a)[4], const uint16_t* p) {
+  const uint16_t* rows[32];
+  ::gdn_emu::WarpAllGather(&p, sizeof(p), rows);
   const int lane = ::gdn_emu::LaneId();
   for (int i = 0; i < 4; ++i) {
-    const uint16_t* row = ::gdn_emu::Shuffle(p, 8 * i + lane / 4);
-    a[i] = Load32(row + 2 * (lane % 4));
+    std::memcpy(&a[i], rows[8 * i + lane / 4] + 2 * (lane % 4), 4);
   }
 }
 inline void LdMatrixX4Trans(uint32_t (&b)[4], const uint16_t* p) {
-  const int lane = ::gdn_emu::LaneId();
+  const uint16_t* rows[32];
+  ::gdn_emu::WarpAllGather(&p, sizeof(p), rows);
+  const int lane = ::gdn_emu::LaneId(), r = 2 * (lane % 4), c = lane / 4;
   for (int i = 0; i < 4; ++i) {
-    const uint16_t* r0 = ::gdn_emu::Shuffle(p, 8 * i + 2 * (lane % 4));
-    const uint16_t* r1 = ::gdn_emu::Shuffle(p, 8 * i + 2 * (lane % 4) + 1);
-    b[i] = static_cast<uint32_t>(r0[lane / 4]) |
-           (static_cast<uint32_t>(r1[lane / 4]) << 16);
+    b[i] = static_cast<uint32_t>(rows[8 * i + r][c]) |
+           (static_cast<uint32_t>(rows[8 * i + r + 1][c]) << 16);
   }
 }
 

@@ -14,6 +14,8 @@
 extern "C" {
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
+  // Rounded up to the alignment (aligned_alloc's rule), plus one block: a
+  // zero-size request still gets a unique pointer.
   *ptr = std::aligned_alloc(256, (size + 255) / 256 * 256 + 256);
   return *ptr != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
 }

@@ -1,34 +1,23 @@
 #!/bin/bash
-# Runs the kernel tests of each pending patch of a set on the CPU emulation
-# (gdn/emu/README.md): HEAD first, then each patch applied alone (the patched
-# file restored after each). No GPU needed. From the repository root:
+# Runs the kernel tests of each pending patch of a set (sets.sh) on the CPU
+# emulation (gdn/emu/README.md): HEAD first, then each patch applied alone
+# (the patched file restored after each). No GPU needed. From the repository root:
 #   bash bench/results/pending/emu_check.sh decode    # ~1 min per build
 #   bash bench/results/pending/emu_check.sh prefill   # ~10 s per build
 # One line per build ("<name>: passed" or what failed); exits 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 pending=bench/results/pending
-case "${1:-}" in
-  prefill)
-    dir=$pending file=gdn/prefill_two_pass.cu test=//gdn:prefill_emu_test
-    variants=(unroll4 state_lean state_lean_unroll4 chunk_ldv4 all)
-    ;;
-  decode)
-    dir=$pending/decode file=gdn/decode_kernel.cuh test=//gdn:decode_emu_test
-    variants=(regfold dots2 w16 ringfirst dotsmma mmafold dall)
-    ;;
-  *)
-    echo "usage: bash $pending/emu_check.sh prefill|decode" >&2
-    exit 2
-    ;;
-esac
+source "$pending/sets.sh"
+pending_set "${1:-}" ||
+  { echo "usage: bash $pending/emu_check.sh prefill|decode" >&2; exit 2; }
 git diff --quiet -- "$file" ||
   { echo "emu_check.sh: $file has local changes" >&2; exit 2; }
 failed=0
 check() {  # name
   local log
   log=$(mktemp)
-  if bazel test --test_output=errors "$test" > "$log" 2>&1; then
+  if bazel test --test_output=errors "$emu_test" > "$log" 2>&1; then
     echo "$1: passed"
   else
     echo "$1: FAILED (log: $log)"

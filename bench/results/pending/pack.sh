@@ -15,23 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 pending=bench/results/pending
-case "${1:-}" in
-  prefill)
-    dir=$pending file=gdn/prefill_two_pass.cu base=base test=//gdn:prefill_test
-    variants=(unroll4 state_lean chunk_ldv4 all)
-    tested=" all "
-    ;;
-  decode)
-    dir=$pending/decode file=gdn/decode_kernel.cuh base=dbase
-    test=//gdn:decode_test
-    variants=(regfold dots2 w16 ringfirst dotsmma mmafold dall)
-    tested=" dots2 dall "
-    ;;
-  *)
-    echo "usage: bash $pending/pack.sh prefill|decode" >&2
-    exit 2
-    ;;
-esac
+source "$pending/sets.sh"
+pending_set "${1:-}" ||
+  { echo "usage: bash $pending/pack.sh prefill|decode" >&2; exit 2; }
 git diff --quiet -- "$file" ||
   { echo "pack.sh: $file has local changes" >&2; exit 2; }
 pack() {  # build name

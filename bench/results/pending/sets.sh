@@ -1,0 +1,27 @@
+# The two sets of pending A/B builds (README.md here), for pack.sh and
+# emu_check.sh (sourced). pending_set prefill|decode sets:
+#   dir       the set's patches;      file     the one file they change;
+#   base      its unpatched build;    variants its patches, in A/B order;
+#   test      the GPU kernel test;    emu_test the same test on the CPU emulation;
+#   tested    the builds the device call tests (space-delimited).
+# Returns 1 for an unknown set.
+pending_set() {
+  local pending=bench/results/pending
+  case "$1" in
+    prefill)
+      dir=$pending file=gdn/prefill_two_pass.cu base=base
+      test=//gdn:prefill_test emu_test=//gdn:prefill_emu_test
+      variants=(unroll4 state_lean chunk_ldv4 all)
+      tested=" all "
+      ;;
+    decode)
+      dir=$pending/decode file=gdn/decode_kernel.cuh base=dbase
+      test=//gdn:decode_test emu_test=//gdn:decode_emu_test
+      variants=(regfold dots2 w16 ringfirst dotsmma mmafold dall)
+      tested=" dots2 dall "
+      ;;
+    *)
+      return 1
+      ;;
+  esac
+}
