@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "gdn/emu/device_memory.h"
+
 uint3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
 
@@ -235,6 +237,8 @@ bool RunBlock(Block& b, const std::function<void()>& body,
 
 int LaneId() { return Self().lane; }
 
+bool InKernel() { return g_thread != nullptr; }
+
 void SyncThreads() { ArriveBlock(); }
 void SyncWarp() { ArriveWarp(); }
 
@@ -345,6 +349,7 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
         b = Block();
         if (!RunBlock(b, body, *stacks)) {
           g_block = nullptr;
+          CheckDevicePads("a failed kernel launch");
           return fail(cudaErrorLaunchFailure,
                       "block (" + std::to_string(x) + ", " + std::to_string(y) +
                           ", " + std::to_string(z) + "): " + b.failure);
@@ -353,6 +358,7 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
     }
   }
   g_block = nullptr;
+  CheckDevicePads("a kernel launch");
   return cudaSuccess;
 }
 

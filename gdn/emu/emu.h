@@ -14,8 +14,10 @@
 //     that asks for more than 48 KB of it without raising the kernel's
 //     cudaFuncAttributeMaxDynamicSharedMemorySize fails as on the GPU (as do
 //     more than 227 KB or 1024 threads).
-// Not emulated: the memory model's reorderings (a fiber runs until it blocks),
-// timing, and out-of-bounds checks beyond what the host's tools give.
+// Device memory (device_memory.h) is guarded: an access outside an allocation
+// and a read of never-written bytes show.
+// Not emulated: the memory model's reorderings (a fiber runs until it blocks)
+// and timing.
 #ifndef ROLLOUT_GDN_EMU_EMU_H_
 #define ROLLOUT_GDN_EMU_EMU_H_
 
@@ -37,6 +39,9 @@ extern dim3 blockDim, gridDim;
 namespace gdn_emu {
 
 int LaneId();
+
+// Whether a kernel thread is running (threadIdx and blockIdx then say which).
+bool InKernel();
 
 // Block and warp barriers.
 void SyncThreads();

@@ -1,6 +1,7 @@
 // The emulator's own semantics (emu.h), on small kernels written as CUDA:
 // barriers, every shuffle form, cp.async groups and their NaN fill, shared
-// memory, the launch checks, exited threads and deadlock detection.
+// memory, the launch checks, exited threads and deadlock detection, and the
+// guarded device memory (device_memory.h).
 #include "gdn/emu/emu.h"
 
 #include <cuda_runtime_api.h>
@@ -256,6 +257,98 @@ TEST(EmuTest, TensorCoreProductOfSharedTiles) {
       EXPECT_EQ(d[i * 16 + j], want) << i << ", " << j;
     }
   }
+}
+
+// Device memory (device_memory.h): out[i] = x[i + offset] for i < n.
+__global__ void ShiftedCopy(const float* x, float* out, int n, int offset) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i + offset];
+}
+
+// A device buffer of n floats holding 0, 1, ... (the test's own upload).
+float* DeviceIota(int n) {
+  void* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, n * sizeof(float)), cudaSuccess);
+  std::vector<float> h(n);
+  std::iota(h.begin(), h.end(), 0.f);
+  EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  return static_cast<float*>(p);
+}
+
+TEST(EmuDeviceMemoryTest, AllocationsAreAlignedAndStartAsNaN) {
+  for (const size_t size : {0, 1, 4, 100, 256, 4096, 5000}) {
+    void* p = nullptr;
+    ASSERT_EQ(cudaMalloc(&p, size), cudaSuccess);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 16, 0u) << size;
+    if (size >= 4) {
+      EXPECT_TRUE(std::isnan(*static_cast<float*>(p))) << size;
+    }
+    EXPECT_EQ(cudaFree(p), cudaSuccess);
+  }
+  EXPECT_EQ(cudaFree(nullptr), cudaSuccess);
+  int not_device = 0;
+  EXPECT_EQ(cudaFree(&not_device), cudaErrorInvalidValue);
+}
+
+TEST(EmuDeviceMemoryTest, InBoundsAccessesWork) {
+  constexpr int kN = 99;  // 396 bytes: a 4-byte tail
+  float* x = DeviceIota(kN);
+  std::vector<float> out(kN, -1.f);
+  ASSERT_EQ(GDN_LAUNCH(ShiftedCopy, 2, 64, 0, nullptr, x, out.data(), kN, 0),
+            cudaSuccess);
+  for (int i = 0; i < kN; ++i) EXPECT_EQ(out[i], static_cast<float>(i));
+  EXPECT_EQ(cudaFree(x), cudaSuccess);
+}
+
+using EmuDeviceMemoryDeathTest = ::testing::Test;
+
+TEST_F(EmuDeviceMemoryDeathTest, ReadPastTheEndIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // 100 floats end at the guard page: element 100 lies on it.
+  constexpr int kN = 100;
+  EXPECT_DEATH(
+      {
+        float* x = DeviceIota(kN);
+        std::vector<float> out(kN);
+        GDN_LAUNCH(ShiftedCopy, 2, 64, 0, nullptr, x, out.data(), kN, 1);
+      },
+      "out-of-bounds device memory access at 0x[0-9a-f]+, 0 bytes past the "
+      "end of the 400-byte allocation .*, in a kernel, block \\(1, 0, 0\\) "
+      "thread \\(35, 0, 0\\)");
+}
+
+TEST_F(EmuDeviceMemoryDeathTest, ReadBeforeTheStartIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  constexpr int kN = 1024;
+  EXPECT_DEATH(
+      {
+        float* x = DeviceIota(kN);
+        std::vector<float> out(kN);
+        GDN_LAUNCH(ShiftedCopy, 8, 128, 0, nullptr, x, out.data(), kN, -1);
+      },
+      "out-of-bounds device memory access at 0x[0-9a-f]+, 4 bytes before the "
+      "4096-byte allocation .*, in a kernel, block \\(0, 0, 0\\) thread "
+      "\\(0, 0, 0\\)");
+}
+
+// out[i] = i, for i < n; launched with n past the allocation's end, but not
+// past its 16-byte rounding: the write lands in the tail.
+__global__ void Fill(float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<float>(i);
+}
+
+TEST_F(EmuDeviceMemoryDeathTest, WriteIntoTheRoundingTailIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void* p = nullptr;
+        cudaMalloc(&p, 99 * sizeof(float));
+        GDN_LAUNCH(Fill, 1, 128, 0, nullptr, static_cast<float*>(p), 100);
+      },
+      "out-of-bounds device memory write at 0x[0-9a-f]+, 0 bytes past the "
+      "end of the 396-byte allocation .*, found after a kernel launch");
 }
 
 }  // namespace

@@ -1,28 +1,27 @@
 // The CUDA runtime calls of the GDN kernels' launchers and tests, on host
 // memory, for the CPU emulation (gdn/emu/README.md): linked instead of
-// libcudart. Device memory is host memory (256-byte aligned, as cudaMalloc);
-// streams are tokens (every call completes before it returns); kernel errors
-// come from the emulator (emu.h).
+// libcudart. Device memory is guarded host memory (device_memory.h:
+// out-of-bounds accesses reported); streams are tokens
+// (every call completes before it returns); kernel errors come from the
+// emulator (emu.h).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
+#include "gdn/emu/device_memory.h"
 #include "gdn/emu/emu.h"
 
 extern "C" {
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
-  // Rounded up to the alignment (aligned_alloc's rule), plus one block: a
-  // zero-size request still gets a unique pointer.
-  *ptr = std::aligned_alloc(256, (size + 255) / 256 * 256 + 256);
+  *ptr = gdn_emu::DeviceAlloc(size);
   return *ptr != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 cudaError_t cudaFree(void* ptr) {
-  std::free(ptr);
-  return cudaSuccess;
+  if (ptr == nullptr) return cudaSuccess;
+  return gdn_emu::DeviceFree(ptr) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
