@@ -14,15 +14,20 @@
 #include "gdn/ptx_ops.cuh"
 
 // A kernel launch, GDN_LAUNCH(kernel, grid, block, smem, stream, args...),
-// and a kernel's extern dynamic shared array, GDN_DYNAMIC_SHARED(T, name):
-// spelled as macros so that the CPU emulation (gdn/emu, GDN_CUDA_EMU), which
-// has no <<<>>> and no extern __shared__, compiles the same sources.
+// a kernel's extern dynamic shared array, GDN_DYNAMIC_SHARED(T, name), and
+// its static shared arrays, GDN_SHARED(T, name, dims) for __shared__ T
+// name dims: spelled as macros so that the CPU emulation (gdn/emu,
+// GDN_CUDA_EMU), which has no <<<>>> and no shared memory space, compiles the
+// same sources (and gives every block fresh shared arrays).
 #ifndef GDN_LAUNCH
 #define GDN_LAUNCH(kernel, grid, block, smem, stream, ...) \
   kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
 #endif
 #ifndef GDN_DYNAMIC_SHARED
 #define GDN_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+#ifndef GDN_SHARED
+#define GDN_SHARED(T, name, dims) __shared__ T name dims
 #endif
 
 namespace rollout::gdn::internal {

@@ -340,8 +340,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       reinterpret_cast<uint16_t*>(tile + kBv * kDim);  // [kStageJ][K]
   RingT* ds = reinterpret_cast<RingT*>(
       ks + (kStageK ? kStageJ * kDim : 0));  // [kStageJ][kBv]
-  __shared__ float sh_cq[kMaxRing], sh_ck[kMaxRing], sh_w[kMaxRing];
-  __shared__ float sh_coef[kFoldChunk][kBv];
+  GDN_SHARED(float, sh_cq, [kMaxRing]);
+  GDN_SHARED(float, sh_ck, [kMaxRing]);
+  GDN_SHARED(float, sh_w, [kMaxRing]);
+  GDN_SHARED(float, sh_coef, [kFoldChunk][kBv]);
 
   // Block = (row, h, vb), vb fastest. The divisions by HV and r go through
   // FastDiv: they precede the first load of every CTA.

@@ -3,8 +3,8 @@
 // toolkit's host headers, then the device-side spellings the GDN kernels use
 // mapped onto gdn/emu/emu.h. The kernel sources compile unchanged except
 // where no C++ spelling exists: their launches go through GDN_LAUNCH
-// (gdn/cuda_util.cuh), their extern dynamic shared arrays through
-// GDN_DYNAMIC_SHARED, and their inline PTX sits in headers with emulated
+// (gdn/cuda_util.cuh), their shared arrays through GDN_DYNAMIC_SHARED and
+// GDN_SHARED, and their inline PTX sits in headers with emulated
 // twins (gdn/cache_policy.cuh, gdn/ptx_ops.cuh).
 #ifndef ROLLOUT_GDN_EMU_CUDA_EMU_H_
 #define ROLLOUT_GDN_EMU_CUDA_EMU_H_
@@ -23,8 +23,13 @@
 
 #include "gdn/emu/emu.h"
 
-// Storage and function qualifiers: shared arrays declared in a kernel are
-// one per block (blocks run one at a time), so function statics.
+// Storage and function qualifiers. A kernel's static shared arrays are one
+// per block (blocks run one at a time), so function statics, declared with
+// GDN_SHARED (gdn/cuda_util.cuh): the emulator fills each with 0xff bytes
+// (NaN) the first time its declaration runs in a block, as it does the
+// dynamic shared memory, so a read of what this block did not write gives
+// NaN, not the previous block's value. A bare __shared__ (which could not be
+// refreshed so) does not compile.
 #undef __global__
 #define __global__
 #undef __device__
@@ -38,12 +43,15 @@
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 #undef __shared__
-#define __shared__ static
+#define __shared__ use_GDN_SHARED_for_static_shared_arrays_in_emulated_kernels
 
 #define GDN_LAUNCH(kernel, grid, block, smem, stream, ...) \
   ::gdn_emu::MakeLaunch(grid, block, smem, kernel)(__VA_ARGS__)
 #define GDN_DYNAMIC_SHARED(T, name) \
   T* const name = static_cast<T*>(::gdn_emu::DynamicShared())
+#define GDN_SHARED(T, name, dims) \
+  static T name dims;             \
+  ::gdn_emu::FreshShared(name, sizeof(name))
 #define cudaLaunchKernelEx ::gdn_emu::LaunchKernelEx
 
 inline void __syncthreads() { ::gdn_emu::SyncThreads(); }

@@ -5,6 +5,7 @@
 #include <boost/context/pooled_fixedsize_stack.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -78,6 +79,13 @@ Block* g_block = nullptr;
 Thread* g_thread = nullptr;
 std::vector<unsigned char> g_smem;
 cudaError_t g_last_error = cudaSuccess;
+// Blocks run so far (all launches), and for each static shared array the
+// block that last refreshed it (FreshShared).
+uint64_t g_block_serial = 0;
+std::map<void*, uint64_t>& FreshTable() {
+  static auto* t = new std::map<void*, uint64_t>;
+  return *t;
+}
 std::map<const void*, int>& MaxSmemTable() {
   static auto* t = new std::map<const void*, int>;
   return *t;
@@ -199,11 +207,17 @@ bool RunBlock(Block& b, const std::function<void()>& body,
     b.threads.push_back(std::move(t));
   }
   // Round robin until every thread ended; a round in which no thread could
-  // go on is a deadlock.
+  // go on is a deadlock. Odd blocks go round in reverse: a fiber runs until it
+  // blocks, so between two barriers every write of an earlier thread lands
+  // before a later thread reads, and a missing barrier shows only where a
+  // thread reads what a later one writes. Both orders put every such pair
+  // both ways.
+  const bool reverse = (blockIdx.x + blockIdx.y + blockIdx.z) % 2 == 1;
   for (;;) {
     bool any = false;
     b.progress = false;
-    for (auto& t : b.threads) {
+    for (int k = 0; k < n; ++k) {
+      auto& t = b.threads[reverse ? n - 1 - k : k];
       if (t->done) continue;
       any = true;
       g_thread = t.get();
@@ -267,6 +281,13 @@ void WarpAllGather(const void* mine, int bytes, void* all) {
 }
 
 void* DynamicShared() { return g_smem.data(); }
+
+void FreshShared(void* array, size_t bytes) {
+  uint64_t& last = FreshTable()[array];
+  if (last == g_block_serial) return;
+  last = g_block_serial;
+  std::memset(array, 0xff, bytes);
+}
 
 void CpAsync(void* smem, const void* gmem, int bytes) {
   Thread& t = Self();
@@ -346,6 +367,7 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
       for (unsigned x = 0; x < grid.x; ++x) {
         blockIdx = uint3{x, y, z};
         std::fill(g_smem.begin(), g_smem.end(), 0xff);
+        ++g_block_serial;  // static shared arrays refresh (FreshShared)
         b = Block();
         if (!RunBlock(b, body, *stacks)) {
           g_block = nullptr;

@@ -10,7 +10,8 @@
 //   - cp.async copies happen when a wait_group retires their group, and
 //     their destinations hold 0xff bytes (NaN) until then, so a read before
 //     the wait gets NaN instead of the right value by luck;
-//   - dynamic shared memory starts as 0xff bytes in every block, and a launch
+//   - shared memory, dynamic and static, starts as 0xff bytes in every block
+//     (NaN: a read before the block's own write shows), and a launch
 //     that asks for more than 48 KB of it without raising the kernel's
 //     cudaFuncAttributeMaxDynamicSharedMemorySize fails as on the GPU (as do
 //     more than 227 KB or 1024 threads).
@@ -68,6 +69,11 @@ void WarpAllGather(const void* mine, int bytes, void* all);
 
 // The block's dynamic shared memory (16-byte aligned).
 void* DynamicShared();
+
+// A kernel's static shared array (GDN_SHARED, cuda_emu.h), as its declaration
+// runs: filled with 0xff bytes the first time in each block (before any
+// thread of the block can write it: each passes the declaration first).
+void FreshShared(void* array, size_t bytes);
 
 // cp.async: a copy of `bytes` (4, 8 or 16) into shared memory, completed by
 // the wait that retires its group.

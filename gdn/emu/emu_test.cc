@@ -1,7 +1,8 @@
 // The emulator's own semantics (emu.h), on small kernels written as CUDA:
 // barriers, every shuffle form, cp.async groups and their NaN fill, shared
-// memory, the launch checks, exited threads and deadlock detection, and the
-// guarded device memory (device_memory.h).
+// memory (fresh in every block), the thread order, the launch checks, exited
+// threads and deadlock detection, and the guarded device memory
+// (device_memory.h).
 #include "gdn/emu/emu.h"
 
 #include <cuda_runtime_api.h>
@@ -20,7 +21,7 @@ namespace {
 // Block sum of x[0 .. blockDim.x) by warp shuffles and a shared array, as
 // GPU code writes it; one sum per block.
 __global__ void BlockSum(const float* x, float* out) {
-  __shared__ float warp_sums[32];
+  GDN_SHARED(float, warp_sums, [32]);
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   float v = x[i];
   for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(~0u, v, off);
@@ -257,6 +258,41 @@ TEST(EmuTest, TensorCoreProductOfSharedTiles) {
       EXPECT_EQ(d[i * 16 + j], want) << i << ", " << j;
     }
   }
+}
+
+// Block 0 writes its static shared array; every block reads its own.
+__global__ void StaticSharedPerBlock(float* out) {
+  GDN_SHARED(float, s, [32]);
+  if (blockIdx.x == 0) s[threadIdx.x] = 1.f + threadIdx.x;
+  __syncthreads();
+  out[blockIdx.x * 32 + threadIdx.x] = s[threadIdx.x];
+}
+
+TEST(EmuTest, StaticSharedMemoryStartsAsNaNInEveryBlock) {
+  std::vector<float> out(2 * 32, 0.f);
+  ASSERT_EQ(GDN_LAUNCH(StaticSharedPerBlock, 2, 32, 0, nullptr, out.data()),
+            cudaSuccess);
+  for (int l = 0; l < 32; ++l) {
+    EXPECT_EQ(out[l], 1.f + l) << l;
+    // Block 1 never wrote: not block 0's value.
+    EXPECT_TRUE(std::isnan(out[32 + l])) << l;
+  }
+}
+
+// Thread 1 reads what thread 0 wrote, the barrier between them missing.
+__global__ void MissingBarrier(float* out) {
+  GDN_DYNAMIC_SHARED(float, s);
+  if (threadIdx.x == 0) s[0] = 1.f;
+  if (threadIdx.x == 1) out[blockIdx.x] = s[0];
+}
+
+TEST(EmuTest, OddBlocksRunTheirThreadsInReverse) {
+  std::vector<float> out(2, 0.f);
+  ASSERT_EQ(GDN_LAUNCH(MissingBarrier, 2, 32, 16, nullptr, out.data()),
+            cudaSuccess);
+  EXPECT_EQ(out[0], 1.f);  // thread 0 ran first: right by luck
+  // Thread 1 ran before thread 0: the fresh shared memory's NaN.
+  EXPECT_TRUE(std::isnan(out[1]));
 }
 
 // Device memory (device_memory.h): out[i] = x[i + offset] for i < n.
