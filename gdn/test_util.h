@@ -115,6 +115,16 @@ class DeviceBuffer {
     o.ptr_ = nullptr;
     o.n_ = 0;
   }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      ptr_ = o.ptr_;
+      n_ = o.n_;
+      o.ptr_ = nullptr;
+      o.n_ = 0;
+    }
+    return *this;
+  }
 
   // Returns false if the allocation failed.
   bool Resize(size_t n) {
