@@ -2,14 +2,17 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "gdn/emu/emu.h"
 
@@ -30,16 +33,24 @@ size_t PageSize() {
   return page;
 }
 
+// Page access of a kernel (access tracking, device_memory.h).
+enum Access : uint8_t { kNone = 0, kRead = 1, kWritten = 2 };
+
 // One mapping: [map, map + page) and [map + len - page, map + len) are
-// no-access; the buffer ends at the second one.
+// no-access; the buffer ends at the second one. The pages between ("inner")
+// are tracked per launch.
 struct Region {
   unsigned char* map = nullptr;
   size_t len = 0;
   size_t size = 0;  // as asked
   unsigned char* buffer = nullptr;
+  std::vector<uint8_t> cur;    // [inner pages] this launch's Access
+  std::vector<uint8_t> prev;   // the preceding launch's
+  std::vector<uint32_t> hits;  // the pages prev marks (prologue changes)
   unsigned char* pad() const { return map + PageSize(); }
   unsigned char* tail() const { return buffer + size; }
   unsigned char* end() const { return map + len - PageSize(); }
+  size_t pages() const { return (len - 2 * PageSize()) / PageSize(); }
 };
 
 // By buffer start. The fault handler reads it without the lock: the
@@ -52,6 +63,57 @@ std::map<uintptr_t, Region>& Regions() {
 }
 
 struct sigaction g_previous;
+
+// Access tracking (device_memory.h): inside a launch every inner page starts
+// no-access, and the fault of its first read (write) records it and opens it
+// for reading (and writing). g_prologue: a block of a PDL launch has not yet
+// passed its dependency wait, so the preceding launch's pages (g_prev_valid)
+// are off limits: written ones entirely, read ones for writing.
+bool g_tracking = false;
+bool g_prev_valid = false;
+bool g_prologue = false;
+
+int ProtOf(uint8_t prev, uint8_t cur) {
+  if (g_prologue && prev == kWritten) return PROT_NONE;
+  if (cur == kWritten) {
+    return g_prologue && prev == kRead ? PROT_READ : PROT_READ | PROT_WRITE;
+  }
+  return cur == kRead ? PROT_READ : PROT_NONE;
+}
+
+// Sets the protection of pages [first, last) of r from their access state
+// (runs of equal protection in one call each).
+void Protect(const Region& r, size_t first, size_t last) {
+  const size_t page = PageSize();
+  while (first < last) {
+    const uint8_t prev = g_prev_valid ? r.prev[first] : kNone;
+    const int prot = ProtOf(prev, r.cur[first]);
+    size_t run = first + 1;
+    while (run < last &&
+           ProtOf(g_prev_valid ? r.prev[run] : kNone, r.cur[run]) == prot) {
+      ++run;
+    }
+    mprotect(r.pad() + first * page, (run - first) * page, prot);
+    first = run;
+  }
+}
+
+// The pages of the preceding launch only (what a prologue's start or end
+// changes).
+void ProtectHits(const Region& r) {
+  for (uint32_t p : r.hits) Protect(r, p, p + 1);
+}
+
+bool IsWrite(void* context) {
+#if defined(__x86_64__)
+  // The page fault's error code: bit 1 set for a write.
+  return (static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) !=
+         0;
+#else
+  (void)context;
+  return true;  // unknown: counted as a write (stricter)
+#endif
+}
 
 // Writes the report's where-clause: the kernel thread, if any.
 void Where(char* buf, size_t n) {
@@ -72,9 +134,41 @@ void Where(char* buf, size_t n) {
   std::abort();
 }
 
+// A tracked access inside a launch: recorded and let through, or reported
+// as a race with the preceding launch (a PDL prologue).
+void OnTrackedAccess(Region& r, const unsigned char* a, bool write) {
+  const size_t p = static_cast<size_t>(a - r.pad()) / PageSize();
+  const uint8_t prev = g_prev_valid ? r.prev[p] : kNone;
+  if (g_prologue && (prev == kWritten || (prev == kRead && write))) {
+    char where[128], msg[640];
+    Where(where, sizeof where);
+    std::snprintf(
+        msg, sizeof msg,
+        "gdn_emu: %s of device memory at %p (byte %td of the %zu-byte "
+        "allocation at %p) before GridDependencyWait, %s, which the "
+        "preceding kernel %s: a race under programmatic dependent launch "
+        "(the preceding kernel may still be running)\n",
+        write ? "write" : "read", static_cast<const void*>(a), a - r.buffer,
+        r.size, static_cast<const void*>(r.buffer), where,
+        prev == kWritten ? "writes" : "reads");
+    Report(msg);
+  }
+  uint8_t& cur = r.cur[p];
+  if (write) {
+    cur = kWritten;
+  } else if (cur == kNone) {
+    cur = kRead;
+  }
+  Protect(r, p, p + 1);
+}
+
 void OnFault(int sig, siginfo_t* info, void* context) {
   const auto* a = static_cast<const unsigned char*>(info->si_addr);
-  for (const auto& [start, r] : Regions()) {
+  for (auto& [start, r] : Regions()) {
+    if (g_tracking && a >= r.pad() && a < r.end()) {
+      OnTrackedAccess(r, a, IsWrite(context));
+      return;
+    }
     const bool before = a >= r.map && a < r.pad();
     const bool after = a >= r.end() && a < r.map + r.len;
     if (!before && !after) continue;
@@ -91,10 +185,9 @@ void OnFault(int sig, siginfo_t* info, void* context) {
         static_cast<const void*>(r.buffer), where);
     Report(msg);
   }
-  // Not a guard page of ours: the previous disposition takes the fault when
-  // the access runs again (a sanitizer's handler, or the default crash).
+  // Not a page of ours: the previous disposition takes the fault when the
+  // access runs again (a sanitizer's handler, or the default crash).
   sigaction(sig, &g_previous, nullptr);
-  (void)context;
 }
 
 void InstallFaultHandler() {
@@ -153,6 +246,9 @@ void* DeviceAlloc(size_t size) {
     return nullptr;
   }
   r.buffer = r.end() - rounded;
+  r.cur.assign(r.pages(), kNone);
+  r.prev.assign(r.pages(), kNone);
+  r.hits.reserve(r.pages());
   std::memset(r.pad(), kPadByte, r.buffer - r.pad());
   std::memset(r.buffer, kFreshByte, size);
   std::memset(r.tail(), kPadByte, r.end() - r.tail());
@@ -173,6 +269,51 @@ bool DeviceFree(void* ptr) {
   CheckRegion(r, "its use (at cudaFree)");
   munmap(r.map, r.len);
   return true;
+}
+
+void BeginKernel(bool pdl) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!pdl) g_prev_valid = false;  // ordered after the whole preceding launch
+  g_tracking = true;
+  g_prologue = false;
+  for (auto& [start, r] : Regions()) {
+    std::fill(r.cur.begin(), r.cur.end(), kNone);
+    mprotect(r.pad(), r.end() - r.pad(), PROT_NONE);
+  }
+}
+
+void BeginPrologue() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_tracking || !g_prev_valid) return;
+  g_prologue = true;
+  for (auto& [start, r] : Regions()) ProtectHits(r);
+}
+
+void EndPrologue() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_prologue) return;
+  g_prologue = false;
+  for (auto& [start, r] : Regions()) ProtectHits(r);
+}
+
+void EndKernel() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_tracking = false;
+  g_prologue = false;
+  g_prev_valid = true;
+  for (auto& [start, r] : Regions()) {
+    mprotect(r.pad(), r.end() - r.pad(), PROT_READ | PROT_WRITE);
+    r.prev.swap(r.cur);
+    r.hits.clear();
+    for (size_t p = 0; p < r.prev.size(); ++p) {
+      if (r.prev[p] != kNone) r.hits.push_back(static_cast<uint32_t>(p));
+    }
+  }
+}
+
+void HostOrdered() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_prev_valid = false;
 }
 
 void CheckDevicePads(const char* after) {

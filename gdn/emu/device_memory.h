@@ -35,6 +35,28 @@ bool DeviceFree(void* ptr);
 // (for the report). Aborts with a report on the first one written.
 void CheckDevicePads(const char* after);
 
+// Access tracking, for the check of programmatic dependent launch (PDL). A
+// kernel launched with PDL (cudaLaunchAttributeProgrammaticStreamSerialization)
+// may start while the kernel before it in the stream still runs, and sees
+// that kernel's memory only after its GridDependencyWait (griddepcontrol.wait).
+// So until then it must not read what that kernel writes, nor write what it
+// reads or writes. The emulation records, page by page, what each launch read
+// and wrote (every page starts no-access inside a launch; the first access of
+// each faults and is recorded), and runs each block of a PDL launch with the
+// preceding launch's pages off limits until the block's threads all wait at
+// GridDependencyWait (or are done or blocked): the latest point at which the
+// preceding kernel may complete. An access to them before that is reported
+// (which access, allocation, block and thread) and the process aborts.
+// Granularity: 4 KB pages, so two buffers never share one (each allocation
+// has its own pages), but a kernel's accesses to one part of a buffer and the
+// next kernel's to another part of the same page count as the same memory.
+void BeginKernel(bool pdl);  // a launch starts (pdl: with the attribute)
+void BeginPrologue();        // a block of a PDL launch starts
+void EndPrologue();          // its threads wait at GridDependencyWait
+void EndKernel();            // the launch ended
+// A copy, set or synchronisation: the next launch follows it, not a kernel.
+void HostOrdered();
+
 }  // namespace gdn_emu
 
 #endif  // ROLLOUT_GDN_EMU_DEVICE_MEMORY_H_

@@ -28,7 +28,7 @@ constexpr size_t kMaxDynamicSmem = 227 * 1024;  // sm_90 opt-in limit
 constexpr size_t kFiberStack = 256 * 1024;
 
 // Where a fiber waits.
-enum class Wait { kNone, kWarp, kBlock };
+enum class Wait { kNone, kWarp, kBlock, kDependency };
 
 struct CopyOp {
   void* dst;
@@ -71,6 +71,9 @@ struct Block {
   uint64_t gen = 0;
   bool progress = false;
   bool failed = false;
+  // A block of a PDL launch before the preceding kernel completes (its
+  // threads' GridDependencyWait holds them until then).
+  bool prologue = false;
   std::string failure;
 };
 
@@ -160,7 +163,7 @@ void Retire(Thread& t) {
 std::string DescribeWaits(const Block& b) {
   std::string s;
   for (size_t w = 0; w < b.warps.size(); ++w) {
-    int at_warp = 0, at_block = 0, done = 0;
+    int at_warp = 0, at_block = 0, at_dep = 0, done = 0;
     for (int l = 0; l < kWarpSize; ++l) {
       const size_t i = w * kWarpSize + l;
       if (i >= b.threads.size()) break;
@@ -171,18 +174,21 @@ std::string DescribeWaits(const Block& b) {
         ++at_warp;
       } else if (t.wait == Wait::kBlock) {
         ++at_block;
+      } else if (t.wait == Wait::kDependency) {
+        ++at_dep;
       }
     }
     s += " warp " + std::to_string(w) + ": " + std::to_string(at_warp) +
          " at a shuffle/warp barrier, " + std::to_string(at_block) +
-         " at __syncthreads, " + std::to_string(done) + " exited;";
+         " at __syncthreads, " + std::to_string(at_dep) +
+         " at GridDependencyWait, " + std::to_string(done) + " exited;";
   }
   return s;
 }
 
 // Runs one block to its end (or failure).
 bool RunBlock(Block& b, const std::function<void()>& body,
-              ctx::pooled_fixedsize_stack& stacks) {
+              ctx::pooled_fixedsize_stack& stacks, bool pdl) {
   const int n = static_cast<int>(blockDim.x * blockDim.y * blockDim.z);
   b.warps.assign((n + kWarpSize - 1) / kWarpSize, WarpState());
   b.live = n;
@@ -206,12 +212,24 @@ bool RunBlock(Block& b, const std::function<void()>& body,
                          });
     b.threads.push_back(std::move(t));
   }
+  if (pdl) {
+    b.prologue = true;
+    BeginPrologue();
+  }
+  // The preceding kernel completes: its memory becomes this block's too.
+  auto end_prologue = [&b] {
+    if (!b.prologue) return;
+    b.prologue = false;
+    b.progress = true;
+    EndPrologue();
+  };
   // Round robin until every thread ended; a round in which no thread could
-  // go on is a deadlock. Odd blocks go round in reverse: a fiber runs until it
-  // blocks, so between two barriers every write of an earlier thread lands
-  // before a later thread reads, and a missing barrier shows only where a
-  // thread reads what a later one writes. Both orders put every such pair
-  // both ways.
+  // go on is a deadlock, unless threads wait at GridDependencyWait: then the
+  // preceding kernel completes (as late as it can). Odd blocks go round in
+  // reverse: a fiber runs until it blocks, so between two barriers every write
+  // of an earlier thread lands before a later thread reads, and a missing
+  // barrier shows only where a thread reads what a later one writes. Both
+  // orders put every such pair both ways.
   const bool reverse = (blockIdx.x + blockIdx.y + blockIdx.z) % 2 == 1;
   for (;;) {
     bool any = false;
@@ -227,14 +245,26 @@ bool RunBlock(Block& b, const std::function<void()>& body,
       g_thread = nullptr;
       if (b.failed) break;
     }
-    if (!any) return true;
+    if (!any) {
+      end_prologue();
+      return true;
+    }
     if (b.failed) break;
+    if (!b.progress && b.prologue) {
+      for (const auto& t : b.threads) {
+        if (!t->done && t->wait == Wait::kDependency) {
+          end_prologue();
+          break;
+        }
+      }
+    }
     if (!b.progress) {
       b.failed = true;
       b.failure = "deadlock:" + DescribeWaits(b);
       break;
     }
   }
+  end_prologue();
   // Unwind the fibers still suspended (they see `failed` and throw Abort).
   for (auto& t : b.threads) {
     while (t->self) {
@@ -291,11 +321,24 @@ void FreshShared(void* array, size_t bytes) {
 
 void CpAsync(void* smem, const void* gmem, int bytes) {
   Thread& t = Self();
+  // The source is read now, as far as ordering goes (the copy is in flight
+  // from here): an access the PDL check sees at the issue.
+  unsigned char probe[16];
+  std::memcpy(probe, gmem, std::min(bytes, 16));
+  asm volatile("" : : "r"(probe) : "memory");
   t.copies.push_back({smem, gmem, bytes, t.committed});
   std::memset(smem, 0xff, bytes);
 }
 
 void CpAsyncCommit() { ++Self().committed; }
+
+void GridDependencyWait() {
+  if (!g_block->prologue) return;
+  Thread& t = Self();
+  t.wait = Wait::kDependency;
+  while (g_block->prologue) Yield();
+  t.wait = Wait::kNone;
+}
 
 void CpAsyncWaitGroup(int pending) {
   Thread& t = Self();
@@ -317,6 +360,17 @@ void Fail(const char* what) {
   throw Abort{};
 }
 
+bool WantsPdl(const cudaLaunchConfig_t& config) {
+  for (unsigned i = 0; i < config.numAttrs; ++i) {
+    const cudaLaunchAttribute& a = config.attrs[i];
+    if (a.id == cudaLaunchAttributeProgrammaticStreamSerialization &&
+        a.val.programmaticStreamSerializationAllowed != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void SetMaxDynamicShared(const void* kernel_id, int bytes) {
   MaxSmemTable()[kernel_id] = bytes;
 }
@@ -327,7 +381,7 @@ cudaError_t LastError(bool clear) {
   return e;
 }
 
-cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
+cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem, bool pdl,
                     const void* kernel_id, const std::function<void()>& body) {
   auto fail = [](cudaError_t e, const std::string& why) {
     std::fprintf(stderr, "gdn_emu: launch failed: %s\n", why.c_str());
@@ -362,6 +416,7 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
   g_smem.assign(dynamic_smem + 16, 0xff);
   Block b;
   g_block = &b;
+  BeginKernel(pdl);
   for (unsigned z = 0; z < grid.z; ++z) {
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
@@ -369,8 +424,9 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
         std::fill(g_smem.begin(), g_smem.end(), 0xff);
         ++g_block_serial;  // static shared arrays refresh (FreshShared)
         b = Block();
-        if (!RunBlock(b, body, *stacks)) {
+        if (!RunBlock(b, body, *stacks, pdl)) {
           g_block = nullptr;
+          EndKernel();
           CheckDevicePads("a failed kernel launch");
           return fail(cudaErrorLaunchFailure,
                       "block (" + std::to_string(x) + ", " + std::to_string(y) +
@@ -380,6 +436,7 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
     }
   }
   g_block = nullptr;
+  EndKernel();
   CheckDevicePads("a kernel launch");
   return cudaSuccess;
 }

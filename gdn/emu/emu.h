@@ -15,8 +15,9 @@
 //     that asks for more than 48 KB of it without raising the kernel's
 //     cudaFuncAttributeMaxDynamicSharedMemorySize fails as on the GPU (as do
 //     more than 227 KB or 1024 threads).
-// Device memory (device_memory.h) is guarded: an access outside an allocation
-// and a read of never-written bytes show.
+// Device memory (device_memory.h) is guarded: an access outside an allocation,
+// a read of never-written bytes and a race of a PDL launch with the kernel
+// before it show.
 // Not emulated: the memory model's reorderings (a fiber runs until it blocks)
 // and timing.
 #ifndef ROLLOUT_GDN_EMU_EMU_H_
@@ -82,13 +83,20 @@ void CpAsyncCommit();
 // All but the `pending` most recent committed groups complete.
 void CpAsyncWaitGroup(int pending);
 
+// griddepcontrol.wait: in a block of a launch with programmatic dependent
+// launch (device_memory.h, access tracking), waits until the preceding kernel
+// completes; elsewhere returns at once.
+void GridDependencyWait();
+
 // Ends the launch as failed with `what` (a misuse the GPU would not forgive,
 // e.g. a partial shuffle mask).
 [[noreturn]] void Fail(const char* what);
 
 // Runs `body` as every thread of every block of the grid, after the launch
-// checks. The launch's error (also kept for cudaGetLastError).
-cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem,
+// checks; `pdl`: launched with programmatic dependent launch (its blocks may
+// start before the preceding kernel completes: device_memory.h). The
+// launch's error (also kept for cudaGetLastError).
+cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem, bool pdl,
                     const void* kernel_id, const std::function<void()>& body);
 
 // The largest dynamic shared memory a kernel may use (its
@@ -106,28 +114,31 @@ struct Launch {
   dim3 grid, block;
   size_t smem;
   void (*kernel)(P...);
+  bool pdl = false;
   template <typename... A>
   cudaError_t operator()(A&&... args) const {
     std::tuple<std::decay_t<P>...> params(std::forward<A>(args)...);
     auto* k = kernel;
-    return RunGrid(grid, block, smem, reinterpret_cast<const void*>(k),
+    return RunGrid(grid, block, smem, pdl, reinterpret_cast<const void*>(k),
                    [&params, k] { std::apply(k, params); });
   }
 };
 template <typename... P>
 Launch<P...> MakeLaunch(dim3 grid, dim3 block, size_t smem,
-                        void (*kernel)(P...)) {
-  return Launch<P...>{grid, block, smem, kernel};
+                        void (*kernel)(P...), bool pdl = false) {
+  return Launch<P...>{grid, block, smem, kernel, pdl};
 }
 
-// cudaLaunchKernelEx: the grid, block and shared memory of `config` (its
-// attributes, e.g. programmatic dependent launch, change nothing here: the
-// emulation runs launches one after another).
+// Whether a launch configuration asks for programmatic dependent launch.
+bool WantsPdl(const cudaLaunchConfig_t& config);
+
+// cudaLaunchKernelEx: the grid, block and shared memory of `config`, and its
+// programmatic dependent launch attribute (checked: device_memory.h).
 template <typename... P, typename... A>
 cudaError_t LaunchKernelEx(const cudaLaunchConfig_t* config,
                            void (*kernel)(P...), A&&... args) {
   return MakeLaunch(config->gridDim, config->blockDim, config->dynamicSmemBytes,
-                    kernel)(std::forward<A>(args)...);
+                    kernel, WantsPdl(*config))(std::forward<A>(args)...);
 }
 
 }  // namespace gdn_emu

@@ -2,7 +2,7 @@
 // barriers, every shuffle form, cp.async groups and their NaN fill, shared
 // memory (fresh in every block), the thread order, the launch checks, exited
 // threads and deadlock detection, and the guarded device memory
-// (device_memory.h).
+// (device_memory.h) with its check of programmatic dependent launch.
 #include "gdn/emu/emu.h"
 
 #include <cuda_runtime_api.h>
@@ -385,6 +385,109 @@ TEST_F(EmuDeviceMemoryDeathTest, WriteIntoTheRoundingTailIsReported) {
       },
       "out-of-bounds device memory write at 0x[0-9a-f]+, 0 bytes past the "
       "end of the 396-byte allocation .*, found after a kernel launch");
+}
+
+// Programmatic dependent launch (device_memory.h): a producer, then a
+// consumer launched with the PDL attribute. Produce writes x from src.
+__global__ void Produce(const float* src, float* x) {
+  x[threadIdx.x] = 2.f * src[threadIdx.x];
+}
+// out = x + y, reading x after its dependency wait (right) or before it (a
+// race), and y, which the producer does not touch, before it; with
+// `clobber` it first writes src (which the producer reads) before the wait.
+__global__ void Consume(float* src, const float* x, const float* y, float* out,
+                        bool early, bool clobber) {
+  const int i = threadIdx.x;
+  if (clobber) src[i] = 0.f;
+  float v = early ? x[i] : 0.f;
+  const float w = y[i];
+  rollout::gdn::internal::GridDependencyWait();
+  if (!early) v = x[i];
+  out[i] = v + w;
+}
+
+struct PdlBuffers {
+  float *src, *x, *y, *out;
+};
+
+// Each of 32 floats; src = 0, 1, ..., y = 100, 101, ...
+PdlBuffers MakePdlBuffers() {
+  PdlBuffers b;
+  b.src = DeviceIota(32);
+  b.y = DeviceIota(32);
+  std::vector<float> y(32);
+  std::iota(y.begin(), y.end(), 100.f);
+  EXPECT_EQ(
+      cudaMemcpy(b.y, y.data(), 32 * sizeof(float), cudaMemcpyHostToDevice),
+      cudaSuccess);
+  void* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, 32 * sizeof(float)), cudaSuccess);
+  b.x = static_cast<float*>(p);
+  EXPECT_EQ(cudaMalloc(&p, 32 * sizeof(float)), cudaSuccess);
+  b.out = static_cast<float*>(p);
+  return b;
+}
+
+cudaError_t LaunchConsume(const PdlBuffers& b, bool early, bool clobber) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(1);
+  cfg.blockDim = dim3(32);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, Consume, b.src, b.x, b.y, b.out, early,
+                            clobber);
+}
+
+TEST(EmuPdlTest, ReadsAfterTheWaitSeeThePrecedingKernelsWrites) {
+  const PdlBuffers b = MakePdlBuffers();
+  ASSERT_EQ(GDN_LAUNCH(Produce, 1, 32, 0, nullptr, b.src, b.x), cudaSuccess);
+  ASSERT_EQ(LaunchConsume(b, /*early=*/false, /*clobber=*/false), cudaSuccess);
+  std::vector<float> out(32);
+  ASSERT_EQ(
+      cudaMemcpy(out.data(), b.out, 32 * sizeof(float), cudaMemcpyDeviceToHost),
+      cudaSuccess);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(out[i], 2.f * i + 100.f + i) << i;
+}
+
+// A copy between the two: the consumer follows the copy, which followed the
+// producer, so its early read is ordered.
+TEST(EmuPdlTest, AHostOrderedCopyBetweenOrdersTheReads) {
+  const PdlBuffers b = MakePdlBuffers();
+  ASSERT_EQ(GDN_LAUNCH(Produce, 1, 32, 0, nullptr, b.src, b.x), cudaSuccess);
+  ASSERT_EQ(cudaMemset(b.out, 0, 32 * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(LaunchConsume(b, /*early=*/true, /*clobber=*/false), cudaSuccess);
+}
+
+using EmuPdlDeathTest = ::testing::Test;
+
+TEST_F(EmuPdlDeathTest, AReadBeforeTheWaitOfWhatThePrecedingKernelWrites) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        const PdlBuffers b = MakePdlBuffers();
+        GDN_LAUNCH(Produce, 1, 32, 0, nullptr, b.src, b.x);
+        LaunchConsume(b, /*early=*/true, /*clobber=*/false);
+      },
+      "read of device memory at 0x[0-9a-f]+ \\(byte 0 of the 128-byte "
+      "allocation at 0x[0-9a-f]+\\) before GridDependencyWait, in a "
+      "kernel, block \\(0, 0, 0\\) thread \\(0, 0, 0\\), which the "
+      "preceding kernel writes");
+}
+
+TEST_F(EmuPdlDeathTest, AWriteBeforeTheWaitOfWhatThePrecedingKernelReads) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        const PdlBuffers b = MakePdlBuffers();
+        GDN_LAUNCH(Produce, 1, 32, 0, nullptr, b.src, b.x);
+        LaunchConsume(b, /*early=*/false, /*clobber=*/true);
+      },
+      "write of device memory .* before GridDependencyWait, in a kernel, "
+      "block \\(0, 0, 0\\) thread \\(0, 0, 0\\), which the preceding "
+      "kernel reads");
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 // The CPU emulation's gdn/ptx_ops.cuh (included from there under
 // GDN_CUDA_EMU): the same functions on gdn/emu/emu.h. cp.async copies are
 // completed by the wait that retires their group (emu.h); the relaxed load
-// is a plain one (the emulation runs a thread until it blocks); grid
-// dependency control has nothing to order (launches run one after another).
+// is a plain one (the emulation runs a thread until it blocks).
 #ifndef ROLLOUT_GDN_EMU_PTX_OPS_H_
 #define ROLLOUT_GDN_EMU_PTX_OPS_H_
 
@@ -80,7 +79,11 @@ inline void LdMatrixX4Trans(uint32_t (&b)[4], const uint16_t* p) {
   }
 }
 
-inline void GridDependencyWait() {}
+// The wait holds a PDL launch's threads until the preceding kernel completes
+// (the emulation checks that nothing before it touches that kernel's memory:
+// gdn/emu/device_memory.h); letting dependents launch early changes nothing
+// here (the check assumes they may).
+inline void GridDependencyWait() { ::gdn_emu::GridDependencyWait(); }
 inline void GridLaunchDependents() {}
 
 }  // namespace rollout::gdn::internal

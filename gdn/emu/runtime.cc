@@ -26,6 +26,7 @@ cudaError_t cudaFree(void* ptr) {
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
                        cudaMemcpyKind) {
+  gdn_emu::HostOrdered();  // the next launch follows this, not a kernel
   if (count > 0) std::memmove(dst, src, count);
   return cudaSuccess;
 }
@@ -36,6 +37,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count,
 }
 
 cudaError_t cudaMemset(void* ptr, int value, size_t count) {
+  gdn_emu::HostOrdered();  // the next launch follows this, not a kernel
   if (count > 0) std::memset(ptr, value, count);
   return cudaSuccess;
 }
@@ -57,10 +59,12 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
 cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  gdn_emu::HostOrdered();  // the next launch follows this, not a kernel
   return gdn_emu::LastError(/*clear=*/false);
 }
 
 cudaError_t cudaDeviceSynchronize() {
+  gdn_emu::HostOrdered();  // the next launch follows this, not a kernel
   return gdn_emu::LastError(/*clear=*/false);
 }
 
