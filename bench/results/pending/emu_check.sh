@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs the kernel tests of each pending patch of a set (sets.sh) on the CPU
+# Runs the kernel tests of each pending patch of a set (sets.sh: emu_tests) on the CPU
 # emulation (gdn/emu/README.md): HEAD first, then each patch applied alone
 # (the patched file restored after each). No GPU needed. From the repository root:
 #   bash bench/results/pending/emu_check.sh decode    # ~1 min per build
@@ -17,7 +17,7 @@ failed=0
 check() {  # name
   local log
   log=$(mktemp)
-  if bazel test --test_output=errors "$emu_test" > "$log" 2>&1; then
+  if bazel test --test_output=errors "${emu_tests[@]}" > "$log" 2>&1; then
     echo "$1: passed"
   else
     echo "$1: FAILED (log: $log)"

@@ -2,7 +2,8 @@
 # emu_check.sh (sourced). pending_set prefill|decode sets:
 #   dir       the set's patches;      file     the one file they change;
 #   base      its unpatched build;    variants its patches, in A/B order;
-#   test      the GPU kernel test;    emu_test the same test on the CPU emulation;
+#   test      the GPU kernel test;    emu_tests the kernel tests on the CPU emulation
+#                                     (an array: the set's own test first);
 #   tested    the builds the device call tests (space-delimited).
 # Returns 1 for an unknown set.
 pending_set() {
@@ -10,13 +11,16 @@ pending_set() {
   case "$1" in
     prefill)
       dir=$pending file=gdn/prefill_two_pass.cu base=base
-      test=//gdn:prefill_test emu_test=//gdn:prefill_emu_test
+      test=//gdn:prefill_test emu_tests=(//gdn:prefill_emu_test)
       variants=(unroll4 state_lean chunk_ldv4 all)
       tested=" all "
       ;;
     decode)
       dir=$pending/decode file=gdn/decode_kernel.cuh base=dbase
-      test=//gdn:decode_test emu_test=//gdn:decode_emu_test
+      # layer_decode: the conv -> decode pair, whose PDL contract the
+      # emulation checks (gdn/emu/README.md).
+      test=//gdn:decode_test
+      emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
       variants=(regfold dots2 w16 ringfirst dotsmma mmafold dall)
       tested=" dots2 dall "
       ;;
