@@ -134,6 +134,23 @@ void Where(char* buf, size_t n) {
   std::abort();
 }
 
+// Reports an access at `a` outside r's buffer (before its start or past its
+// size) and aborts; `what` names the access, `context` where or when.
+[[noreturn]] void ReportOutside(const Region& r, const unsigned char* a,
+                                const char* what, const char* context) {
+  const bool before = a < r.buffer;
+  char msg[512];
+  std::snprintf(msg, sizeof msg,
+                "gdn_emu: out-of-bounds device memory %s at %p, %zu bytes %s "
+                "the %zu-byte allocation at %p, %s\n",
+                what, static_cast<const void*>(a),
+                before ? static_cast<size_t>(r.buffer - a)
+                       : static_cast<size_t>(a - r.tail()),
+                before ? "before" : "past the end of", r.size,
+                static_cast<const void*>(r.buffer), context);
+  Report(msg);
+}
+
 // A tracked access inside a launch: recorded and let through, or reported
 // as a race with the preceding launch (a PDL prologue).
 void OnTrackedAccess(Region& r, const unsigned char* a, bool write) {
@@ -172,18 +189,9 @@ void OnFault(int sig, siginfo_t* info, void* context) {
     const bool before = a >= r.map && a < r.pad();
     const bool after = a >= r.end() && a < r.map + r.len;
     if (!before && !after) continue;
-    char where[128], msg[512];
+    char where[128];
     Where(where, sizeof where);
-    std::snprintf(
-        msg, sizeof msg,
-        "gdn_emu: out-of-bounds device memory access at %p, %zu bytes %s the "
-        "%zu-byte allocation at %p, %s\n",
-        static_cast<const void*>(a),
-        before ? static_cast<size_t>(r.buffer - a)
-               : static_cast<size_t>(a - r.tail()),
-        before ? "before" : "past the end of", r.size,
-        static_cast<const void*>(r.buffer), where);
-    Report(msg);
+    ReportOutside(r, a, "access", where);
   }
   // Not a page of ours: the previous disposition takes the fault when the
   // access runs again (a sanitizer's handler, or the default crash).
@@ -212,19 +220,11 @@ const unsigned char* FirstWritten(const unsigned char* p,
 
 void CheckRegion(const Region& r, const char* after) {
   const unsigned char* w = FirstWritten(r.pad(), r.buffer);
-  const bool before = w != nullptr;
-  if (!before) w = FirstWritten(r.tail(), r.end());
+  if (w == nullptr) w = FirstWritten(r.tail(), r.end());
   if (w == nullptr) return;
-  char msg[512];
-  std::snprintf(msg, sizeof msg,
-                "gdn_emu: out-of-bounds device memory write at %p, %zu bytes "
-                "%s the %zu-byte allocation at %p, found after %s\n",
-                static_cast<const void*>(w),
-                before ? static_cast<size_t>(r.buffer - w)
-                       : static_cast<size_t>(w - r.tail()),
-                before ? "before" : "past the end of", r.size,
-                static_cast<const void*>(r.buffer), after);
-  Report(msg);
+  char when[160];
+  std::snprintf(when, sizeof when, "found after %s", after);
+  ReportOutside(r, w, "write", when);
 }
 
 }  // namespace
