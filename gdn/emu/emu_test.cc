@@ -408,6 +408,9 @@ __global__ void Consume(float* src, const float* x, const float* y, float* out,
 
 struct PdlBuffers {
   float *src, *x, *y, *out;
+  void Free() const {
+    for (float* p : {src, x, y, out}) EXPECT_EQ(cudaFree(p), cudaSuccess);
+  }
 };
 
 // Each of 32 floats; src = 0, 1, ..., y = 100, 101, ...
@@ -450,6 +453,7 @@ TEST(EmuPdlTest, ReadsAfterTheWaitSeeThePrecedingKernelsWrites) {
       cudaMemcpy(out.data(), b.out, 32 * sizeof(float), cudaMemcpyDeviceToHost),
       cudaSuccess);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(out[i], 2.f * i + 100.f + i) << i;
+  b.Free();
 }
 
 // A copy between the two: the consumer follows the copy, which followed the
@@ -459,6 +463,7 @@ TEST(EmuPdlTest, AHostOrderedCopyBetweenOrdersTheReads) {
   ASSERT_EQ(GDN_LAUNCH(Produce, 1, 32, 0, nullptr, b.src, b.x), cudaSuccess);
   ASSERT_EQ(cudaMemset(b.out, 0, 32 * sizeof(float)), cudaSuccess);
   ASSERT_EQ(LaunchConsume(b, /*early=*/true, /*clobber=*/false), cudaSuccess);
+  b.Free();
 }
 
 using EmuPdlDeathTest = ::testing::Test;
