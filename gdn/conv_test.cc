@@ -118,6 +118,12 @@ void RunConv(const ConvCase& c, uint32_t seed) {
       got_y[t * C + ch] = FromBf16(yh[t * ys + ch]);
   }
   ExpectBf16Close(got_y, want_y, "conv output");
+  // Each y row's padding: untouched (still the poison).
+  for (int t = 0; t < tokens; ++t) {
+    for (int64_t ch = C; ch < ys; ++ch) {
+      ASSERT_EQ(yh[t * ys + ch], 0xffff) << "y padding, token " << t;
+    }
+  }
   // The state is a copy of bf16 inputs: exact.
   EXPECT_EQ(FromBf16(dstate.Download()), want_states);
 }
@@ -159,6 +165,39 @@ TEST(CausalConvTest, VarlenPrefillFreshAndContinued) {
   c.lens = {1, 2, 3, 5, 16, 17, 40, 100, 33};
   c.init = {0, 1, 0, 1, 0, 1, 0, 1, 1};
   RunConv(c, 2);
+}
+
+// Configurations drawn with a fixed seed: head counts and sizes giving other
+// channel counts (multiples of 8), decode (one token per row, no
+// cu_seqlens) or varlen sequences of 0-70 tokens, fresh, continued and null
+// has_initial_state (RunConv makes sequence n / 2 a padding one).
+TEST(CausalConvTest, RandomConfigurations) {
+  GDN_SKIP_WITHOUT_GPU();
+  std::mt19937 pick(2028);
+  for (int i = 0; i < 24; ++i) {
+    ConvCase c;
+    do {
+      c.dims.num_k_heads = 1 + static_cast<int>(pick() % 4);
+      c.dims.num_v_heads =
+          c.dims.num_k_heads * (1 + static_cast<int>(pick() % 4));
+      c.dims.head_k_dim = 4 * (1 + static_cast<int>(pick() % 32));
+      c.dims.head_v_dim = 4 * (1 + static_cast<int>(pick() % 32));
+    } while (c.dims.conv_dim() % 8 != 0);
+    c.decode = pick() % 2 == 0;
+    const int n = 1 + static_cast<int>(pick() % 12);
+    for (int s = 0; s < n; ++s) {
+      c.lens.push_back(c.decode ? 1 : static_cast<int>(pick() % 71));
+    }
+    if (pick() % 3 != 0) {
+      for (int s = 0; s < n; ++s) c.init.push_back(pick() % 2);
+    }
+    SCOPED_TRACE(::testing::Message()
+                 << "config " << i << ": H " << c.dims.num_k_heads << " HV "
+                 << c.dims.num_v_heads << " K " << c.dims.head_k_dim << " V "
+                 << c.dims.head_v_dim << (c.decode ? " decode" : " varlen")
+                 << " n " << n << (c.init.empty() ? " (all continue)" : ""));
+    RunConv(c, 300 + i);
+  }
 }
 
 TEST(CausalConvTest, ParamsValidate) {
