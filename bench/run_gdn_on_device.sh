@@ -55,7 +55,9 @@ if command -v compute-sanitizer > /dev/null; then
     timeout 150 compute-sanitizer --tool memcheck "$B/decode_test" \
       --gtest_filter='*DtypesAndLargerOddBatch*:*LongRing*:*StatePolicies*:*EvictLast*:*PrecomputedCoefficientsEqualRecurrent*'
     timeout 120 compute-sanitizer --tool memcheck "$B/prefill_test" \
-      --gtest_filter='*TwoPass*:*Varlen*'
+      --gtest_filter='*TwoPass*:*Varlen*:*RandomConfigurations*'
+    timeout 60 compute-sanitizer --tool memcheck "$B/conv_test" \
+      --gtest_filter='*RandomConfigurations*'
   } > "$OUT/sanitizer.log" 2>&1
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|PASSED|FAILED" "$OUT/sanitizer.log" | head -20
 fi
