@@ -44,6 +44,12 @@ struct Region {
   size_t len = 0;
   size_t size = 0;  // as asked
   unsigned char* buffer = nullptr;
+  // Device memory (tracked per launch) or a launch's dynamic shared memory
+  // (SharedAlloc: only guarded).
+  bool device = true;
+  const char* kind() const {
+    return device ? "device memory" : "dynamic shared memory";
+  }
   std::vector<uint8_t> cur;    // [inner pages] this launch's Access
   std::vector<uint8_t> prev;   // the preceding launch's
   std::vector<uint32_t> hits;  // the pages prev marks (prologue changes)
@@ -145,9 +151,9 @@ void Where(char* buf, size_t n) {
   const bool before = a < r.buffer;
   char msg[512];
   std::snprintf(msg, sizeof msg,
-                "gdn_emu: out-of-bounds device memory %s at %p, %zu bytes %s "
-                "the %zu-byte allocation at %p, %s\n",
-                what, static_cast<const void*>(a),
+                "gdn_emu: out-of-bounds %s %s at %p, %zu bytes %s the "
+                "%zu-byte allocation at %p, %s\n",
+                r.kind(), what, static_cast<const void*>(a),
                 before ? static_cast<size_t>(r.buffer - a)
                        : static_cast<size_t>(a - r.tail()),
                 before ? "before" : "past the end of", r.size,
@@ -190,7 +196,7 @@ void OnTrackedAccess(Region& r, const unsigned char* a, bool write) {
 void OnFault(int sig, siginfo_t* info, void* context) {
   const auto* a = static_cast<const unsigned char*>(info->si_addr);
   for (auto& [start, r] : Regions()) {
-    if (g_tracking && a >= r.pad() && a < r.end()) {
+    if (g_tracking && r.device && a >= r.pad() && a < r.end()) {
       OnTrackedAccess(r, a, IsWrite(context));
       return;
     }
@@ -237,7 +243,9 @@ void CheckRegion(const Region& r, const char* after) {
 
 }  // namespace
 
-void* DeviceAlloc(size_t size) {
+namespace {
+
+void* GuardedAlloc(size_t size, bool device) {
   InstallFaultHandler();
   const size_t page = PageSize();
   const size_t rounded = RoundUp(size == 0 ? 1 : size, kAlign);
@@ -249,6 +257,7 @@ void* DeviceAlloc(size_t size) {
   r.map = static_cast<unsigned char*>(m);
   r.len = len;
   r.size = size;
+  r.device = device;
   if (mprotect(r.pad(), inner, PROT_READ | PROT_WRITE) != 0) {
     munmap(m, len);
     return nullptr;
@@ -265,18 +274,32 @@ void* DeviceAlloc(size_t size) {
   return r.buffer;
 }
 
-bool DeviceFree(void* ptr) {
+bool GuardedFree(void* ptr, bool device, const char* when) {
   Region r;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = Regions().find(reinterpret_cast<uintptr_t>(ptr));
-    if (it == Regions().end()) return false;
+    if (it == Regions().end() || it->second.device != device) return false;
     r = it->second;
     Regions().erase(it);
   }
-  CheckRegion(r, "its use (at cudaFree)");
+  CheckRegion(r, when);
   munmap(r.map, r.len);
   return true;
+}
+
+}  // namespace
+
+void* DeviceAlloc(size_t size) { return GuardedAlloc(size, /*device=*/true); }
+
+bool DeviceFree(void* ptr) {
+  return GuardedFree(ptr, /*device=*/true, "its use (at cudaFree)");
+}
+
+void* SharedAlloc(size_t size) { return GuardedAlloc(size, /*device=*/false); }
+
+void SharedFree(void* ptr) {
+  GuardedFree(ptr, /*device=*/false, "the kernel launch");
 }
 
 void BeginKernel(bool pdl) {
@@ -285,6 +308,7 @@ void BeginKernel(bool pdl) {
   g_tracking = true;
   g_prologue = false;
   for (auto& [start, r] : Regions()) {
+    if (!r.device) continue;
     std::fill(r.cur.begin(), r.cur.end(), kNone);
     mprotect(r.pad(), r.end() - r.pad(), PROT_NONE);
   }
@@ -310,6 +334,7 @@ void EndKernel() {
   g_prologue = false;
   g_prev_valid = true;
   for (auto& [start, r] : Regions()) {
+    if (!r.device) continue;
     mprotect(r.pad(), r.end() - r.pad(), PROT_READ | PROT_WRITE);
     r.prev.swap(r.cur);
     r.hits.clear();

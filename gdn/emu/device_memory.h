@@ -31,6 +31,13 @@ void* DeviceAlloc(size_t size);
 // not the start of a live allocation.
 bool DeviceFree(void* ptr);
 
+// A launch's dynamic shared memory, guarded the same way (an access past the
+// size the launch asked for faults and is reported), but not tracked: the
+// emulator fills it with 0xff before every block. Freed after the launch
+// (checking its pad and tail).
+void* SharedAlloc(size_t size);
+void SharedFree(void* ptr);
+
 // Checks every live allocation's pad and tail; `after` names what just ran
 // (for the report). Aborts with a report on the first one written.
 void CheckDevicePads(const char* after);

@@ -80,7 +80,9 @@ struct Block {
 // The launch in progress (one at a time: the emulation is single-threaded).
 Block* g_block = nullptr;
 Thread* g_thread = nullptr;
-std::vector<unsigned char> g_smem;
+// The launch's dynamic shared memory (SharedAlloc: guarded).
+unsigned char* g_smem = nullptr;
+size_t g_smem_bytes = 0;
 cudaError_t g_last_error = cudaSuccess;
 // Blocks run so far (all launches), and for each static shared array the
 // block that last refreshed it (FreshShared).
@@ -310,7 +312,7 @@ void WarpAllGather(const void* mine, int bytes, void* all) {
   }
 }
 
-void* DynamicShared() { return g_smem.data(); }
+void* DynamicShared() { return g_smem; }
 
 void FreshShared(void* array, size_t bytes) {
   uint64_t& last = FreshTable()[array];
@@ -413,21 +415,32 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem, bool pdl,
       new ctx::pooled_fixedsize_stack(kFiberStack);
   gridDim = grid;
   blockDim = block;
-  g_smem.assign(dynamic_smem + 16, 0xff);
+  g_smem = static_cast<unsigned char*>(SharedAlloc(dynamic_smem));
+  g_smem_bytes = dynamic_smem;
+  if (g_smem == nullptr) {
+    return fail(cudaErrorMemoryAllocation, "no host memory for shared memory");
+  }
   Block b;
   g_block = &b;
   BeginKernel(pdl);
+  // The launch's end, either way: device memory open again, the shared
+  // memory freed, every pad checked.
+  auto end_launch = [](const char* what) {
+    g_block = nullptr;
+    EndKernel();
+    SharedFree(g_smem);
+    g_smem = nullptr;
+    CheckDevicePads(what);
+  };
   for (unsigned z = 0; z < grid.z; ++z) {
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
         blockIdx = uint3{x, y, z};
-        std::fill(g_smem.begin(), g_smem.end(), 0xff);
+        std::memset(g_smem, 0xff, g_smem_bytes);
         ++g_block_serial;  // static shared arrays refresh (FreshShared)
         b = Block();
         if (!RunBlock(b, body, *stacks, pdl)) {
-          g_block = nullptr;
-          EndKernel();
-          CheckDevicePads("a failed kernel launch");
+          end_launch("a failed kernel launch");
           return fail(cudaErrorLaunchFailure,
                       "block (" + std::to_string(x) + ", " + std::to_string(y) +
                           ", " + std::to_string(z) + "): " + b.failure);
@@ -435,9 +448,7 @@ cudaError_t RunGrid(dim3 grid, dim3 block, size_t dynamic_smem, bool pdl,
       }
     }
   }
-  g_block = nullptr;
-  EndKernel();
-  CheckDevicePads("a kernel launch");
+  end_launch("a kernel launch");
   return cudaSuccess;
 }
 

@@ -387,6 +387,22 @@ TEST_F(EmuDeviceMemoryDeathTest, WriteIntoTheRoundingTailIsReported) {
       "end of the 396-byte allocation .*, found after a kernel launch");
 }
 
+// Writes element n of its dynamic shared memory (n floats asked for).
+__global__ void SharedOverflow(int n) {
+  GDN_DYNAMIC_SHARED(float, s);
+  if (threadIdx.x == 0) s[n] = 1.f;
+}
+
+TEST_F(EmuDeviceMemoryDeathTest, DynamicSharedMemoryOverflowIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // 256 floats: element 256 lies on the guard page.
+  EXPECT_DEATH(
+      GDN_LAUNCH(SharedOverflow, 1, 32, 256 * sizeof(float), nullptr, 256),
+      "out-of-bounds dynamic shared memory access at 0x[0-9a-f]+, 0 "
+      "bytes past the end of the 1024-byte allocation .*, in a "
+      "kernel, block \\(0, 0, 0\\) thread \\(0, 0, 0\\)");
+}
+
 // Programmatic dependent launch (device_memory.h): a producer, then a
 // consumer launched with the PDL attribute. Produce writes x from src.
 __global__ void Produce(const float* src, float* x) {
