@@ -15,9 +15,9 @@
 //     that asks for more than 48 KB of it without raising the kernel's
 //     cudaFuncAttributeMaxDynamicSharedMemorySize fails as on the GPU (as do
 //     more than 227 KB or 1024 threads).
-// Device memory (device_memory.h) is guarded: an access outside an allocation,
-// a read of never-written bytes and a race of a PDL launch with the kernel
-// before it show.
+// Device memory and dynamic shared memory (device_memory.h) are guarded: an
+// access outside an allocation, a read of never-written bytes and a race of a
+// PDL launch with the kernel before it show.
 // Not emulated: the memory model's reorderings (a fiber runs until it blocks)
 // and timing.
 #ifndef ROLLOUT_GDN_EMU_EMU_H_

@@ -1,9 +1,8 @@
 // The CUDA runtime calls of the GDN kernels' launchers and tests, on host
 // memory, for the CPU emulation (gdn/emu/README.md): linked instead of
 // libcudart. Device memory is guarded host memory (device_memory.h:
-// out-of-bounds accesses reported); streams are tokens
-// (every call completes before it returns); kernel errors come from the
-// emulator (emu.h).
+// out-of-bounds accesses reported); streams are tokens (every call completes
+// before it returns); kernel errors come from the emulator (emu.h).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
