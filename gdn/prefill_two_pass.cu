@@ -59,6 +59,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
   const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
   const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
   float kk[4][4] = {}, qk[4][4] = {};
+#pragma unroll 4
   for (int c0 = 0; c0 < kPDim; c0 += 8) {
     const FragA ak = LoadFragA(Ks + m0 * kLdQK + c0, kLdQK, 1);
     const FragA aq = LoadFragA(Qs + m0 * kLdQK + c0, kLdQK, 1);
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
       float acc[4] = {xs[i] * X[i * kLdQK], 0.f, 0.f, 0.f};
 #pragma unroll
       for (int j4 = 0; j4 < i / 4; ++j4) {
-        const float4 a = ai[j4];
+        const float4 a = LdShared4(ai + j4);
         acc[0] = fmaf(-a.x, y[4 * j4], acc[0]);
         acc[1] = fmaf(-a.y, y[4 * j4 + 1], acc[1]);
         acc[2] = fmaf(-a.z, y[4 * j4 + 2], acc[2]);
@@ -182,12 +183,18 @@ struct StateTile {
   static constexpr int kLdU = kBv + 8;  // U rows (read as A^T and as B)
   static constexpr int kMt = kBv / 16;  // 16-row tiles of the state block
   static constexpr size_t kSmemBytes =
-      (2 * kPC * kLdQW + kBv * kLdQW + kPC * kLdP + kPC * kLdU + kPC) *
+      (2 * kPC * kLdQW + kBv * kLdQW + kPC * kLdP + kPC * kLdU + 2 * kPC + 4) *
       sizeof(float);
   static_assert(kBv == 16 || kBv == 32, "state tile rows");
   static_assert(kPC * kLdKd <= 2 * kPC * kLdQW, "k rows reuse [Q; W]");
   static_assert(2 * (kSmemBytes + 1024) <= 228 * 1024, "two CTAs per SM");
 };
+
+// An output element as fp32 or bf16.
+__device__ __forceinline__ void Put(float* o, float v) { *o = v; }
+__device__ __forceinline__ void Put(uint16_t* o, float v) {
+  *o = FloatToBf16(v);
+}
 
 template <int kBv>
 __global__ void __launch_bounds__(kPThreads, 2)
@@ -198,7 +205,8 @@ __global__ void __launch_bounds__(kPThreads, 2)
   float* Ss = QW + 2 * kPC * kLdQW;  // [kBv][kLdQW] state block
   float* Ps = Ss + kBv * kLdQW;      // [kPC][kLdP] M .* Q K^T
   float* Us = Ps + kPC * kLdP;       // [kPC][kLdU] U~, then U
-  float* gam = Us + kPC * kLdU;      // [kPC]
+  float* eq = Us + kPC * kLdU;       // [kPC] e^gam (q rows' scale)
+  float* ek = eq + kPC;  // [kPC + 1] e^(gam_c - gam) (k rows'), then e^gam_c
 
   const int vb = blockIdx.x, h = blockIdx.y, seq = blockIdx.z;
   const int kh = h / p.r, tid = threadIdx.x;
@@ -218,39 +226,55 @@ __global__ void __launch_bounds__(kPThreads, 2)
     const int64_t tok0 = start + t0;
     __syncthreads();  // the previous chunk is done with every tile
     // Every load of the chunk at once: q, k rows (registers, raw); W, U~,
-    // M .* Q K^T and gam (straight into their tiles).
+    // M .* Q K^T (straight into their tiles); gam of each row and of the
+    // chunk's last row, as the row scales e^gam and e^(gam_c - gam). Each
+    // thread walks its rows with one pointer per array (kPThreads / row width
+    // rows apart).
     uint2 qr[kRowsPerWarp], kr[kRowsPerWarp];
     ChunkRowsRaw(p, tok0, c, kh, qr, kr);
     const int64_t step = static_cast<int64_t>(p.HV) * kPDim;  // token stride
-    const float* wrow = p.w + (tok0 * p.HV + h) * kPDim;
-    const float* urow = p.u + (tok0 * p.HV + h) * kPDim + vb * kBv;
-    const float* prow = p.pm + (tok0 * p.HV + h) * kPC;
     const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+    {
+      constexpr int kRows = kPThreads / (kPDim / 4);  // rows per iteration
+      const int i0 = tid / (kPDim / 4), c4 = tid % (kPDim / 4) * 4;
+      const float* w = p.w + ((tok0 + i0) * p.HV + h) * kPDim + c4;
 #pragma unroll
-    for (int it = 0; it < kPC * kPDim / 4 / kPThreads; ++it) {
-      const int e = tid + it * kPThreads, i = e / (kPDim / 4);
-      const int c4 = (e % (kPDim / 4)) * 4;
-      const float4 w =
-          i < c ? *reinterpret_cast<const float4*>(wrow + i * step + c4) : zero;
-      *reinterpret_cast<float4*>(QW + (kPC + i) * kLdQW + c4) = w;
+      for (int it = 0; it < kPC / kRows; ++it, w += kRows * step) {
+        const int i = i0 + it * kRows;
+        *reinterpret_cast<float4*>(QW + (kPC + i) * kLdQW + c4) =
+            i < c ? *reinterpret_cast<const float4*>(w) : zero;
+      }
     }
+    {
+      constexpr int kRows = kPThreads / kBv;
+      const int i0 = tid / kBv, v = tid % kBv;
+      const float* u = p.u + ((tok0 + i0) * p.HV + h) * kPDim + vb * kBv + v;
 #pragma unroll
-    for (int it = 0; it < kPC * kBv / kPThreads; ++it) {
-      const int e = tid + it * kPThreads, i = e / kBv;
-      Us[i * kLdU + e % kBv] = i < c ? urow[i * step + e % kBv] : 0.f;
+      for (int it = 0; it < kPC / kRows; ++it, u += kRows * step) {
+        const int i = i0 + it * kRows;
+        Us[i * kLdU + v] = i < c ? *u : 0.f;
+      }
     }
+    {
+      constexpr int kRows = kPThreads / (kPC / 4);
+      const int i0 = tid / (kPC / 4), j4 = tid % (kPC / 4) * 4;
+      const float* pm = p.pm + ((tok0 + i0) * p.HV + h) * kPC + j4;
 #pragma unroll
-    for (int it = 0; it < kPC * kPC / 4 / kPThreads; ++it) {
-      const int e = tid + it * kPThreads, i = e / (kPC / 4);
-      const int j4 = (e % (kPC / 4)) * 4;
-      const float4 pm =
-          i < c ? *reinterpret_cast<const float4*>(prow + i * (step / 2) + j4)
-                : zero;
-      *reinterpret_cast<float4*>(Ps + i * kLdP + j4) = pm;
+      for (int it = 0; it < kPC / kRows; ++it, pm += kRows * (step / 2)) {
+        const int i = i0 + it * kRows;
+        *reinterpret_cast<float4*>(Ps + i * kLdP + j4) =
+            i < c ? *reinterpret_cast<const float4*>(pm) : zero;
+      }
     }
-    if (tid < kPC) gam[tid] = tid < c ? p.gam[(tok0 + tid) * p.HV + h] : 0.f;
-    __syncthreads();  // gam
-    const float gc = gam[c - 1];
+    if (tid < kPC) {
+      const float* g = p.gam + tok0 * p.HV + h;
+      const float gi = tid < c ? g[tid * p.HV] : 0.f;
+      const float gc = g[(c - 1) * p.HV];
+      eq[tid] = expf(gi);
+      ek[tid] = expf(gc - gi);
+      if (tid == c - 1) ek[kPC] = expf(gc);  // e^gam_c, after the last row
+    }
+    __syncthreads();  // eq, ek
     // q normalised (times K^-1/2) and e^gam into the first rows of [Q; W];
     // k keeps its raw bf16 and its norm scale.
     float rk[kRowsPerWarp];
@@ -261,13 +285,14 @@ __global__ void __launch_bounds__(kPThreads, 2)
         q[it] = NormalizedQ(qr[it]);
         rk[it] = RowNormScale(Bf16x4ToFloat4(kr[it]));
       }
-      StoreChunkRows(q, QW, kLdQW, [&](int i) { return expf(gam[i]); });
+      StoreChunkRows(q, QW, kLdQW, [&](int i) { return eq[i]; });
     }
     __syncthreads();
 
     // ---- [e^gam Q; W] S0^T: warp w takes rows 16 w .. 16 w + 15, all kBv
     // columns (n-tiles of 8).
     float acc[kBv / 8][4] = {};
+#pragma unroll 4
     for (int kk = 0; kk < kPDim; kk += 8) {
       const FragA a = LoadFragA(QW + 16 * warp * kLdQW + kk, kLdQW, 1);
 #pragma unroll
@@ -292,11 +317,12 @@ __global__ void __launch_bounds__(kPThreads, 2)
       for (int it = 0; it < kRowsPerWarp; ++it) {
         k[it] = Scale4(Bf16x4ToFloat4(kr[it]), rk[it]);
       }
-      StoreChunkRows(k, QW, kLdKd, [&](int i) { return expf(gc - gam[i]); });
+      StoreChunkRows(k, QW, kLdKd, [&](int i) { return ek[i]; });
     }
     __syncthreads();  // the k rows
     if (warp < 4) {
       // ---- O = e^gam Q S0^T + (M .* Q K^T) U, rows 16 w .. 16 w + 15.
+#pragma unroll 4
       for (int kk = 0; kk < kPC; kk += 8) {
         const FragA a = LoadFragA(Ps + 16 * warp * kLdP + kk, kLdP, 1);
 #pragma unroll
@@ -304,19 +330,28 @@ __global__ void __launch_bounds__(kPThreads, 2)
           Mma3xTf32(acc[n], a, LoadFragB(Us + kk * kLdU + 8 * n, kLdU, 1));
         }
       }
+      // Rows i and i + 8 of the output, columns 8 n + 2 t (+ 1) of the
+      // block; one branch on the output type for all of them.
       const int i = 16 * warp + g;
+      const int64_t o0 = (tok0 + i) * p.o_stride + h * kPDim + vb * kBv + 2 * t;
+      const int64_t o1 = o0 + 8 * p.o_stride;
+      auto store = [&](auto* o) {
 #pragma unroll
-      for (int n = 0; n < kBv / 8; ++n) {
-        const int64_t col = h * kPDim + vb * kBv + 8 * n + 2 * t;
-        if (i < c) {
-          StoreAny(p.o, (tok0 + i) * p.o_stride + col, acc[n][0], p.o_fp32);
-          StoreAny(p.o, (tok0 + i) * p.o_stride + col + 1, acc[n][1], p.o_fp32);
+        for (int n = 0; n < kBv / 8; ++n) {
+          if (i < c) {
+            Put(o + o0 + 8 * n, acc[n][0]);
+            Put(o + o0 + 8 * n + 1, acc[n][1]);
+          }
+          if (i + 8 < c) {
+            Put(o + o1 + 8 * n, acc[n][2]);
+            Put(o + o1 + 8 * n + 1, acc[n][3]);
+          }
         }
-        if (i + 8 < c) {
-          StoreAny(p.o, (tok0 + i + 8) * p.o_stride + col, acc[n][2], p.o_fp32);
-          StoreAny(p.o, (tok0 + i + 8) * p.o_stride + col + 1, acc[n][3],
-                   p.o_fp32);
-        }
+      };
+      if (p.o_fp32) {
+        store(static_cast<float*>(p.o));
+      } else {
+        store(static_cast<uint16_t*>(p.o));
       }
     } else {
       // ---- S = e^gam_c S0 + U^T (e^(gam_c - gam) K): warp w takes the
@@ -324,6 +359,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
       const float* Kd = QW;
       const int nb = 4 * (warp - 4);
       float su[kMt][4][4] = {};
+#pragma unroll 4
       for (int kk = 0; kk < kPC; kk += 8) {
         FragA a[kMt];
 #pragma unroll
@@ -337,7 +373,7 @@ __global__ void __launch_bounds__(kPThreads, 2)
           for (int m = 0; m < kMt; ++m) Mma3xTf32(su[m][n], a[m], b);
         }
       }
-      const float ec = expf(gc);
+      const float ec = ek[kPC];
 #pragma unroll
       for (int m = 0; m < kMt; ++m) {
 #pragma unroll
