@@ -723,11 +723,7 @@ TEST(ReplayDecodeTest, LongRingUsesTheSecondPass) {
 // by the CPU reference at full head counts).
 TEST(ReplayDecodeTest, RandomConfigurations) {
   GDN_SKIP_WITHOUT_GPU();
-#ifdef GDN_CUDA_EMU
-  constexpr int kConfigs = 40;
-#else
-  constexpr int kConfigs = 8;
-#endif
+  constexpr int kConfigs = testing::RandomConfigCount(40);
   std::mt19937 pick(2026);
   const int kLs[] = {2, 3, 5, 9, 15, 17, 18, 31, 32, 33, 63};
   const int kHvs[] = {16, 32, 48, 64};

@@ -266,11 +266,7 @@ TEST(ChunkedPrefillTest, TwoPassSixtyFourValueHeads) {
 // 24 of them, a GPU the first 8.
 TEST(ChunkedPrefillTest, RandomConfigurations) {
   GDN_SKIP_WITHOUT_GPU();
-#ifdef GDN_CUDA_EMU
-  constexpr int kConfigs = 24;
-#else
-  constexpr int kConfigs = 8;
-#endif
+  constexpr int kConfigs = testing::RandomConfigCount(24);
   std::mt19937 pick(2027);
   const int kHvs[] = {16, 32, 48, 64};
   const int kLens[] = {0, 1, 2, 31, 63, 64, 65, 127, 128, 129};

@@ -35,6 +35,17 @@ inline constexpr int kHeadCut = 16;
 inline constexpr int kHeadCut = 1;
 #endif
 
+// How many drawn configurations a RandomConfigurations test runs: all
+// `on_emulation` on the emulation, the first 8 on a GPU (whose time goes to
+// the CPU reference at full head counts).
+constexpr int RandomConfigCount(int on_emulation) {
+#ifdef GDN_CUDA_EMU
+  return on_emulation;
+#else
+  return on_emulation < 8 ? on_emulation : 8;
+#endif
+}
+
 // Round-to-nearest-even fp32 -> bf16 bits (NaN kept NaN).
 inline uint16_t ToBf16(float f) {
   uint32_t u;
