@@ -132,10 +132,23 @@ __device__ __forceinline__ float4* ChunkPtr(float* x, int64_t c, int chunk,
 // One CTA per chunk: 16-byte cp.async into shared memory, wait, scale,
 // st.global from shared memory (the tile decode kernel's memory pattern).
 // hint: 0 none, 1 evict-last stores, 2 evict-last loads and stores.
+// ahead > 0 (slot tables only): the first CTA of each block of the table
+// also prefetches into L2 the first line of the block `ahead` entries later
+// (of `blocks` in the table), so that its address translation is ready
+// before that block's CTAs start (the TLB question of the scattered slots).
 __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
-                                   int cpb, float c, int hint) {
+                                   int cpb, float c, int hint, int ahead = 0,
+                                   int blocks = 0) {
   extern __shared__ float4 buf[];
   float4* g = ChunkPtr(x, blockIdx.x, chunk, perm, cpb);
+  if (ahead > 0 && threadIdx.x == 0 && blockIdx.x % cpb == 0) {
+    const int next = static_cast<int>(blockIdx.x / cpb) + ahead;
+    if (next < blocks) {
+      const float4* q =
+          ChunkPtr(x, static_cast<int64_t>(next) * cpb, chunk, perm, cpb);
+      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(q));
+    }
+  }
   const int n4 = chunk / 16;
   const uint64_t pol = hint ? gdn::EvictLastPolicy() : 0;
   for (int i = threadIdx.x; i < n4; i += blockDim.x) {
@@ -519,6 +532,23 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
     CKM(cudaMalloc(&scatter, nslots * sizeof(int)));
     CKM(cudaMemcpy(scatter, order.data(), nslots * sizeof(int),
                    cudaMemcpyHostToDevice));
+    // 1 MiB slots scattered in pairs: consecutive table entries share a
+    // 2 MiB page (half as many pages per step as "scattered", the same
+    // scatter of the 2 MiB slots).
+    int* pairs = nullptr;
+    if (slot_mib == 1) {
+      std::vector<int> pr(nslots / 2);
+      std::iota(pr.begin(), pr.end(), 0);
+      std::shuffle(pr.begin(), pr.end(), rng);
+      std::vector<int> t(nslots);
+      for (int i = 0; i < nslots / 2; ++i) {
+        t[2 * i] = 2 * pr[i];
+        t[2 * i + 1] = 2 * pr[i] + 1;
+      }
+      CKM(cudaMalloc(&pairs, nslots * sizeof(int)));
+      CKM(cudaMemcpy(pairs, t.data(), nslots * sizeof(int),
+                     cudaMemcpyHostToDevice));
+    }
     constexpr int kCalls = 32;
     // A graph of kCalls steps; launch(t) issues the step of slot table t.
     auto steps = [&](const std::string& name, int batch, const int* table,
@@ -554,6 +584,26 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
                     ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb), 64,
                                          kChunk, s>>>(x, kChunk, t, cpb, c, 2);
                   }));
+        if (!scattered || (batch != 256 && batch != 1024)) continue;
+        // The TLB question: translations prefetched `ahead` slots early, and
+        // (1 MiB) the slots scattered in 2 MiB pairs.
+        for (const int ahead : {4, 16, 64}) {
+          CKM(steps("rmw_slots_" + tag + std::to_string(batch) + "_pf" +
+                        std::to_string(ahead),
+                    batch, scatter, 2.0 * batch * slot, [&](const int* t) {
+                      ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb),
+                                           64, kChunk, s>>>(x, kChunk, t, cpb,
+                                                            c, 2, ahead, batch);
+                    }));
+        }
+        if (pairs != nullptr) {
+          CKM(steps("rmw_slots_" + tag + std::to_string(batch) + "_pairs",
+                    batch, pairs, 2.0 * batch * slot, [&](const int* t) {
+                      ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb),
+                                           64, kChunk, s>>>(x, kChunk, t, cpb,
+                                                            c, 2);
+                    }));
+        }
       }
       constexpr int kReadChunk = 32768;
       const int rcpb = static_cast<int>(slot / kReadChunk);
@@ -566,6 +616,7 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
     }
     CKM(cudaFree(contig));
     CKM(cudaFree(scatter));
+    if (pairs != nullptr) CKM(cudaFree(pairs));
   }
   auto chunk_rd = [&](int chunk, int threads, int use_perm) {
     const std::string name = "read_chunk_cpasync_" +
