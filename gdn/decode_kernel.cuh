@@ -57,7 +57,10 @@
 // registers in lane layout (lane = 4 columns) and the coefficients w_j d_j[v]
 // in shared memory (on the precomputed route in place of the staged d_j);
 // then the packed step runs on the tile: one state read, one write, no second
-// pass over memory.
+// pass over memory. On the fused route the tiles of four or more warps fold
+// on tensor cores instead (bf16 mma.sync, the coefficients split in three
+// bf16 parts so every product stays exact: kMmaFold below), 11-23 % shorter
+// flush steps at B >= 128 (run 78).
 #ifndef ROLLOUT_GDN_DECODE_KERNEL_CUH_
 #define ROLLOUT_GDN_DECODE_KERNEL_CUH_
 
@@ -146,14 +149,25 @@ struct Tile {
 // kStageJ of a ring: all of them for L <= 17); later entries are read from
 // global memory.
 constexpr int kStageJ = 16;
+// Row stride of the staged k rows (bf16 elements). The tiles of four or more
+// warps, whose flush folds on tensor cores, pad them to 272 bytes, so that
+// the same columns of 8 consecutive rows lie in 8 different bank groups (the
+// tensor-core reads, ldmatrix, take 16 bytes of 8 rows at a time). The
+// two-warp tiles keep K: the padding made their batch-1 and batch-8 steps
+// 1-3 % slower (run 75's "mmafold"), where the fold stays on CUDA cores.
+template <class T>
+constexpr int KRowStride() {
+  return T::kWarps >= 4 ? kDim + 8 : kDim;
+}
 
 // Dynamic shared memory of a kernel: the state tile, plus the staged ring
 // (bf16 k rows [kStageJ][K] unless the coefficients come precomputed, and
 // this block's d [kStageJ][kBv]).
 template <class T, typename RingT, bool kStage, bool kCoef>
 constexpr int SmemBytes() {
+  constexpr int kKs = KRowStride<T>();
   return T::kTileBytes +
-         (kStage ? kStageJ * ((kCoef ? 0 : kDim * 2) +
+         (kStage ? kStageJ * ((kCoef ? 0 : kKs * 2) +
                               T::kBv * static_cast<int>(sizeof(RingT)))
                  : 0);
 }
@@ -194,6 +208,27 @@ __device__ __forceinline__ float4 LoadKRow4(const uint16_t* p) {
 __device__ __forceinline__ float4 LoadKRow4Keep(const uint16_t* p,
                                                 uint64_t pol) {
   return Bf16x4ToFloat4(LoadHint8(p, pol));
+}
+
+// x0, x1 as three bf16 pairs, hi + mid + lo = x to within 2^-24 |x| (each
+// residual is exact in fp32): products with bf16 operands then keep fp32
+// accuracy.
+__device__ __forceinline__ void SplitBf16x2(float x0, float x1, uint32_t* hi,
+                                            uint32_t* mid, uint32_t* lo) {
+  uint32_t part[3][2];
+  float x[2] = {x0, x1};
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+      const uint16_t b = FloatToBf16(x[e]);
+      part[k][e] = b;
+      x[e] -= Bf16ToFloat(b);
+    }
+  }
+  *hi = part[0][0] | (part[0][1] << 16);
+  *mid = part[1][0] | (part[1][1] << 16);
+  *lo = part[2][0] | (part[2][1] << 16);
 }
 
 __device__ __forceinline__ float4 Zero4() {
@@ -327,6 +362,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   constexpr int kTpr = T::kTpr, kRows = T::kRows, kVec = T::kVec;
   constexpr int kGroups = T::kGroups, kBv = T::kBv, kWarps = T::kWarps;
   constexpr int kE = static_cast<int>(sizeof(RingT));
+  constexpr int kKs = KRowStride<T>();
   // The ReplaySSM step (history route or flush), coefficients computed here
   // or precomputed.
   constexpr bool kRep =
@@ -337,9 +373,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   GDN_DYNAMIC_SHARED(float4, smem_tile4);
   float* tile = reinterpret_cast<float*>(smem_tile4);  // [kBv][K]
   uint16_t* ks =
-      reinterpret_cast<uint16_t*>(tile + kBv * kDim);  // [kStageJ][K]
+      reinterpret_cast<uint16_t*>(tile + kBv * kDim);  // [kStageJ][kKs]
   RingT* ds = reinterpret_cast<RingT*>(
-      ks + (kStageK ? kStageJ * kDim : 0));  // [kStageJ][kBv]
+      ks + (kStageK ? kStageJ * kKs : 0));  // [kStageJ][kBv]
   GDN_SHARED(float, sh_cq, [kMaxRing]);
   GDN_SHARED(float, sh_ck, [kMaxRing]);
   GDN_SHARED(float, sh_w, [kMaxRing]);
@@ -416,10 +452,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // bf16 ring, nor for the non-flush row loop's d reads: there the extra code
   // spills (ptxas: 4-68 bytes) and runs 43 and 46 measured 4-7 % slower
   // steps.
+  // Tiles of four or more warps on the fused route fold a flush on tensor
+  // cores (below). Their tile is swizzled in shared memory: row v keeps its
+  // 16-byte chunk q at q ^ (v % 8), so that the fold's fragment updates (8
+  // rows, the same columns) hit 8 different bank groups. A thread's rows all
+  // have v % 8 = grp % 8 (kGroups is a multiple of 8), so its chunks keep
+  // compile-time offsets from one swizzled base.
+  constexpr bool kMmaFold =
+      kMode == DecodeMode::kReplay && kStage && kWarps >= 4 && kBv >= 32;
+  static_assert(!kMmaFold || (kTpr == 8 && kGroups % 8 == 0), "swizzle");
   constexpr bool kSmemRing =
       kStage && kMode == DecodeMode::kReplay && sizeof(RingT) == sizeof(float);
   auto krow = [&](int j) -> const uint16_t* {
-    return (kStageK && j < kStageJ) ? ks + j * kDim : ring_k + j * kDim;
+    return (kStageK && j < kStageJ) ? ks + j * kKs : ring_k + j * kDim;
   };
   auto dptr = [&](int j, int vl) -> const RingT* {
     return (kStage && j < kStageJ) ? ds + j * kBv + vl
@@ -442,12 +487,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     if constexpr (kStageK) {
       const uint64_t keep = EvictLastPolicy();
       const int j0 = threadIdx.x / kKChunks, q = threadIdx.x % kKChunks;
-      uint16_t* dst = ks + j0 * kDim + q * 8;
+      uint16_t* dst = ks + j0 * kKs + q * 8;
       const uint16_t* src = ring_k + j0 * kDim + q * 8;
 #pragma unroll
       for (int it = 0; it < kStageJ / kKPass; ++it) {
         if (j0 + it * kKPass < m) {
-          CpAsync16Policy(dst + it * kKPass * kDim, src + it * kKPass * kDim,
+          CpAsync16Policy(dst + it * kKPass * kKs, src + it * kKPass * kDim,
                           kCacheEvictLast, keep);
         }
       }
@@ -471,7 +516,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   auto Off = [](int i, int m) { return i * kGroups * kDim + m * kTpr * 4; };
   float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
              static_cast<int64_t>(vbase) * kDim + toff;  // [kBv, K] block
-  float* tl = tile + toff;
+  float* tl =
+      tile + (kMmaFold ? grp * kDim + (t ^ (grp & 7)) * 4 : toff);  // swizzled
   const uint64_t pol = StatePolicy(p.cache);
   const int load_cache = (kRep && !flush) ? kCacheReadOnce : p.cache;
   const uint64_t lpol = StatePolicy(load_cache);
@@ -655,7 +701,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           if (j < n) {
             // A pass of staged entries only (kSmemRing): typed reads.
             if (kSmemRing && jb + kPass <= kStageJ) {
-              dots(ks + j * kDim, &dq, &dk);
+              dots(ks + j * kKs, &dq, &dk);
             } else {
               dots(krow(j), &dq, &dk);
             }
@@ -768,7 +814,84 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       }
       CpAsyncWaitAll();
       __syncthreads();  // whole tile, staged ring and sh_w visible
-      for (int c0 = 0; c0 < n; c0 += kFoldChunk) {
+      // kMmaFold, every entry staged: the fold on tensor cores, S = A S + C K
+      // with C [kBv, 16] = w_j d_j[v] split into three bf16 parts and K
+      // [16, K] the staged raw bf16 keys (exact), so each product is exact
+      // and only the fp32 sums' order differs from the CUDA-core fold (~16
+      // FMA per state element, and the tile's rows through shared memory
+      // once per 8 entries). Warp w takes the 16-row tile w % kMt and kNt of
+      // the 16 column tiles of 8; its C fragments update the tile in place.
+      bool folded = false;
+      if constexpr (kMmaFold) {
+        if (n <= kStageJ) {
+          constexpr int kMt = kBv / 16, kNt = 16 / (kWarps / kMt);
+          static_assert(kBv % 16 == 0 && kWarps % kMt == 0 && kNt % 2 == 0,
+                        "mma fold tiling");
+          const int g = lane >> 2, tq = lane & 3;
+          const int v0 = 16 * (warp % kMt), nt0 = (warp / kMt) * kNt;
+          float wt[2][2];  // w_j of this lane's entries 2 tq (+ 1) (+ 8)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              wt[hh][e] = WeightOfLane(2 * tq + 8 * hh + e, w_lo, w_hi);
+            }
+          }
+          uint32_t ah[4], am[4], al[4];
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int v = v0 + g + 8 * (r & 1), hh = r >> 1;
+            const int j = 2 * tq + 8 * hh;
+            const float x0 =
+                j < n ? wt[hh][0] * RingIO<RingT>::Load(ds + j * kBv + v) : 0.f;
+            const float x1 =
+                j + 1 < n
+                    ? wt[hh][1] * RingIO<RingT>::Load(ds + (j + 1) * kBv + v)
+                    : 0.f;
+            SplitBf16x2(x0, x1, &ah[r], &am[r], &al[r]);
+          }
+          // Rows of K past n were never staged: zero them (0 times
+          // whatever shared memory held may be NaN).
+          const uint32_t m0 =
+              (2 * tq < n ? 0xffffu : 0u) | (2 * tq + 1 < n ? 0xffff0000u : 0u);
+          const uint32_t m1 = (2 * tq + 8 < n ? 0xffffu : 0u) |
+                              (2 * tq + 9 < n ? 0xffff0000u : 0u);
+          const uint16_t* brow =
+              ks + ((lane & 7) + 8 * ((lane >> 3) & 1)) * kKs + 8 * (lane >> 4);
+          // Rows v0 + g and v0 + g + 8 (both % 8 = g) of the swizzled tile.
+          float* r0 = tile + (v0 + g) * kDim;
+          float* r1 = r0 + 8 * kDim;
+#pragma unroll
+          for (int p2 = 0; p2 < kNt / 2; ++p2) {
+            const int nt = nt0 + 2 * p2;
+            uint32_t b[4];
+            LdMatrixX4Trans(b, brow + 8 * nt);
+#pragma unroll
+            for (int h2 = 0; h2 < 2; ++h2) {
+              const uint32_t b0 = b[2 * h2] & m0, b1 = b[2 * h2 + 1] & m1;
+              float acc[4] = {0.f, 0.f, 0.f, 0.f};
+              MmaBf16(acc, al, b0, b1);  // the small parts first
+              MmaBf16(acc, am, b0, b1);
+              MmaBf16(acc, ah, b0, b1);
+              // Columns 8 (nt + h2) + 2 tq (+ 1): chunk 2 (nt + h2) + tq / 2.
+              const int off =
+                  (((2 * (nt + h2) + (tq >> 1)) ^ g) << 2) + 2 * (tq & 1);
+              float2* s0 = reinterpret_cast<float2*>(r0 + off);
+              float2* s1 = reinterpret_cast<float2*>(r1 + off);
+              float2 u0 = *s0, u1 = *s1;
+              u0.x = fmaf(A, u0.x, acc[0]);
+              u0.y = fmaf(A, u0.y, acc[1]);
+              u1.x = fmaf(A, u1.x, acc[2]);
+              u1.y = fmaf(A, u1.y, acc[3]);
+              *s0 = u0;
+              *s1 = u1;
+            }
+          }
+          __syncthreads();  // the tile folded
+          folded = true;
+        }
+      }
+      for (int c0 = 0; !folded && c0 < n; c0 += kFoldChunk) {
         // Coefficients of this chunk (kRows entries per thread: a uniform trip
         // count, every lane takes part in the shuffles).
         // Fused route, the chunk's entries all staged: shared-memory reads.
@@ -793,12 +916,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         for (int jj = 0; jj < kFoldChunk; ++jj) {
           const int j = c0 + jj;
           kc[jj] = j >= n       ? Zero4()
-                   : smem_chunk ? LoadKRow4(ks + j * kDim + lane * 4)
+                   : smem_chunk ? LoadKRow4(ks + j * kKs + lane * 4)
                                 : LoadKRow4(krow(j) + lane * 4);
         }
         __syncthreads();  // coefficients visible
         for (int v = warp; v < kBv; v += kWarps) {
-          float4* sp = reinterpret_cast<float4*>(tile + v * kDim) + lane;
+          float4* sp = reinterpret_cast<float4*>(tile + v * kDim) +
+                       (kMmaFold ? lane ^ (v & 7) : lane);
           // The row's coefficients first, all in flight before the first
           // FMA (ptxas otherwise may issue each load just before its use and
           // stall on every one: run 51).
