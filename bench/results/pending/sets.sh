@@ -24,7 +24,7 @@ pending_set() {
       test=//gdn:decode_test
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
       variants=(regfold w16 ringfirst)
-      tested=""
+      tested=" regfold "
       ;;
     *)
       return 1
