@@ -149,15 +149,21 @@ struct Tile {
 // kStageJ of a ring: all of them for L <= 17); later entries are read from
 // global memory.
 constexpr int kStageJ = 16;
-// Row stride of the staged k rows (bf16 elements). The tiles of four or more
-// warps, whose flush folds on tensor cores, pad them to 272 bytes, so that
-// the same columns of 8 consecutive rows lie in 8 different bank groups (the
-// tensor-core reads, ldmatrix, take 16 bytes of 8 rows at a time). The
-// two-warp tiles keep K: the padding made their batch-1 and batch-8 steps
-// 1-3 % slower (run 75's "mmafold"), where the fold stays on CUDA cores.
+// Whether a tile's ReplaySSM flush (fused route, ring staged) folds on tensor
+// cores: the tiles of four or more warps. The two-warp tiles fold on CUDA
+// cores; giving them the tensor-core layout below made their batch-1 and
+// batch-8 steps 1-3 % slower (run 75's "mmafold").
+template <class T>
+constexpr bool FoldsOnTensorCores() {
+  return T::kWarps >= 4;
+}
+// Row stride of the staged k rows (bf16 elements). The tensor-core tiles pad
+// them to 272 bytes, so that the same columns of 8 consecutive rows lie in 8
+// different bank groups (the tensor-core reads, ldmatrix, take 16 bytes of 8
+// rows at a time); the others keep K.
 template <class T>
 constexpr int KRowStride() {
-  return T::kWarps >= 4 ? kDim + 8 : kDim;
+  return FoldsOnTensorCores<T>() ? kDim + 8 : kDim;
 }
 
 // Dynamic shared memory of a kernel: the state tile, plus the staged ring
@@ -459,7 +465,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // have v % 8 = grp % 8 (kGroups is a multiple of 8), so its chunks keep
   // compile-time offsets from one swizzled base.
   constexpr bool kMmaFold =
-      kMode == DecodeMode::kReplay && kStage && kWarps >= 4 && kBv >= 32;
+      kMode == DecodeMode::kReplay && kStage && FoldsOnTensorCores<T>();
   static_assert(!kMmaFold || (kTpr == 8 && kGroups % 8 == 0), "swizzle");
   constexpr bool kSmemRing =
       kStage && kMode == DecodeMode::kReplay && sizeof(RingT) == sizeof(float);
