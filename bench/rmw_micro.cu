@@ -171,9 +171,12 @@ __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
 }
 
 // Read-only chunks (a non-flush ReplaySSM step's pattern): cp.async into
-// shared memory, a sum kept alive by a never-taken store.
+// shared memory, a sum kept alive by a never-taken store. spin > 0: every
+// warp then stays busy for `spin` more clock cycles (a decode CTA's work
+// after its tile arrived, during which it holds its shared memory with no
+// bytes in flight).
 __global__ void ChunkReadKernel(const float* x, int chunk, const int* perm,
-                                int cpb, float* sink) {
+                                int cpb, float* sink, int spin = 0) {
   extern __shared__ float4 rbuf[];
   const float4* g =
       ChunkPtr(const_cast<float*>(x), blockIdx.x, chunk, perm, cpb);
@@ -188,6 +191,10 @@ __global__ void ChunkReadKernel(const float* x, int chunk, const int* perm,
   for (int i = threadIdx.x; i < n4; i += blockDim.x) {
     const float4 v = rbuf[i];
     acc += v.x + v.y + v.z + v.w;
+  }
+  if (spin > 0) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < spin) acc += 1.0f;
   }
   if (acc == 1234.5f) *sink = acc;
 }
@@ -607,12 +614,30 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
       }
       constexpr int kReadChunk = 32768;
       const int rcpb = static_cast<int>(slot / kReadChunk);
-      CKM(steps("read_slots_" + tag + std::to_string(batch), batch, scatter,
-                1.0 * batch * slot, [&](const int* t) {
-                  ChunkReadKernel<<<static_cast<unsigned>(batch * rcpb), 128,
-                                    kReadChunk, s>>>(x, kReadChunk, t, rcpb,
-                                                     sum);
-                }));
+      // The non-flush step's gap to this pattern (16/16 B = 128: ~14 %,
+      // runs 74-78): occupancy and the CTA's work after its tile arrived.
+      // "_occ5": shared memory as the fused route's staged bv64 kernel
+      // (44032 B: five CTAs per SM, the pattern alone six); "_sN": N clock
+      // cycles of work per warp after the tile arrived.
+      struct ReadVariant {
+        const char* suffix;
+        int smem, spin;
+      };
+      static const ReadVariant kReadVariants[] = {{"", kReadChunk, 0},
+                                                  {"_occ5", 44032, 0},
+                                                  {"_s1000", kReadChunk, 1000},
+                                                  {"_occ5_s1000", 44032, 1000},
+                                                  {"_occ5_s3000", 44032, 3000}};
+      for (const ReadVariant& rv : kReadVariants) {
+        if (rv.smem != kReadChunk && batch != 128 && batch != 1024) continue;
+        if (rv.spin != 0 && batch != 128 && batch != 1024) continue;
+        CKM(steps("read_slots_" + tag + std::to_string(batch) + rv.suffix,
+                  batch, scatter, 1.0 * batch * slot, [&](const int* t) {
+                    ChunkReadKernel<<<static_cast<unsigned>(batch * rcpb), 128,
+                                      rv.smem, s>>>(x, kReadChunk, t, rcpb, sum,
+                                                    rv.spin);
+                  }));
+      }
     }
     CKM(cudaFree(contig));
     CKM(cudaFree(scatter));
