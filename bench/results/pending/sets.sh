@@ -23,8 +23,8 @@ pending_set() {
       # emulation checks (gdn/emu/README.md).
       test=//gdn:decode_test
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
-      variants=(regfold w16 ringfirst)
-      tested=" regfold "
+      variants=(coefmma regfold8)
+      tested=" coefmma regfold8 "
       ;;
     *)
       return 1
