@@ -10,8 +10,8 @@
 # Then, through the device run tool (carry [".device"]):
 #   bash bench/ab_on_device.sh --prefill --tests all --passes 3 \
 #     base unroll4 state_lean chunk_ldv4 all
-#   bash bench/ab_on_device.sh --tests coefmma,regfold8 --passes 3 \
-#     dbase coefmma regfold8
+#   bash bench/ab_on_device.sh --tests leank --passes 3 dbase coefmma leank
+#   bash bench/ab_on_device.sh --tests regfold8 --passes 3 dbase regfold8
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 pending=bench/results/pending
