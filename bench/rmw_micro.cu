@@ -136,9 +136,11 @@ __device__ __forceinline__ float4* ChunkPtr(float* x, int64_t c, int chunk,
 // also prefetches into L2 the first line of the block `ahead` entries later
 // (of `blocks` in the table), so that its address translation is ready
 // before that block's CTAs start (the TLB question of the scattered slots).
+// spin > 0: every warp stays busy for `spin` clock cycles between the tile's
+// arrival and its stores (a packed step's dots and reductions).
 __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
                                    int cpb, float c, int hint, int ahead = 0,
-                                   int blocks = 0) {
+                                   int blocks = 0, int spin = 0) {
   extern __shared__ float4 buf[];
   float4* g = ChunkPtr(x, blockIdx.x, chunk, perm, cpb);
   if (ahead > 0 && threadIdx.x == 0 && blockIdx.x % cpb == 0) {
@@ -161,6 +163,10 @@ __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
     }
   }
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+  if (spin > 0) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < spin) c += 1e-30f;
+  }
   for (int i = threadIdx.x; i < n4; i += blockDim.x) {
     if (hint) {
       St<kStEvictLast>(g + i, Mul4(buf[i], c), pol);
@@ -578,6 +584,12 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
       return cudaGraphExecDestroy(exec);
     };
     const std::string tag = std::to_string(slot_mib) + "m_b";
+    // A pattern's line variant: its dynamic shared memory (fewer CTAs per
+    // SM) and clock cycles of work per warp after the data arrived.
+    struct PatternVariant {
+      const char* suffix;
+      int smem, spin;
+    };
     for (const int batch : {128, 256, 512, 1024}) {
       if (nslots / batch < 1) continue;
       for (const bool scattered : {true, false}) {
@@ -603,6 +615,22 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
                                                             c, 2, ahead, batch);
                     }));
         }
+        // The packed step's gap to this pattern (2.5-3 points of copy at
+        // B >= 256, run 76): "_occ16" holds the packed bv8 kernel's 16 CTAs
+        // per SM (its registers) by shared memory, "_s400" adds 400 clock
+        // cycles of work per warp between the tile's arrival and its stores.
+        static const PatternVariant kRmwVariants[] = {
+            {"_occ16", 13568, 0},
+            {"_s400", kChunk, 400},
+            {"_occ16_s400", 13568, 400}};
+        for (const PatternVariant& rv : kRmwVariants) {
+          CKM(steps("rmw_slots_" + tag + std::to_string(batch) + rv.suffix,
+                    batch, scatter, 2.0 * batch * slot, [&](const int* t) {
+                      ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb),
+                                           64, rv.smem, s>>>(
+                          x, kChunk, t, cpb, c, 2, 0, 0, rv.spin);
+                    }));
+        }
         if (pairs != nullptr) {
           CKM(steps("rmw_slots_" + tag + std::to_string(batch) + "_pairs",
                     batch, pairs, 2.0 * batch * slot, [&](const int* t) {
@@ -619,16 +647,13 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
       // "_occ5": shared memory as the fused route's staged bv64 kernel
       // (44032 B: five CTAs per SM, the pattern alone six); "_sN": N clock
       // cycles of work per warp after the tile arrived.
-      struct ReadVariant {
-        const char* suffix;
-        int smem, spin;
-      };
-      static const ReadVariant kReadVariants[] = {{"", kReadChunk, 0},
-                                                  {"_occ5", 44032, 0},
-                                                  {"_s1000", kReadChunk, 1000},
-                                                  {"_occ5_s1000", 44032, 1000},
-                                                  {"_occ5_s3000", 44032, 3000}};
-      for (const ReadVariant& rv : kReadVariants) {
+      static const PatternVariant kReadVariants[] = {
+          {"", kReadChunk, 0},
+          {"_occ5", 44032, 0},
+          {"_s1000", kReadChunk, 1000},
+          {"_occ5_s1000", 44032, 1000},
+          {"_occ5_s3000", 44032, 3000}};
+      for (const PatternVariant& rv : kReadVariants) {
         if (rv.smem != kReadChunk && batch != 128 && batch != 1024) continue;
         if (rv.spin != 0 && batch != 128 && batch != 1024) continue;
         CKM(steps("read_slots_" + tag + std::to_string(batch) + rv.suffix,
