@@ -620,9 +620,9 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
         // per SM (its registers) by shared memory, "_s400" adds 400 clock
         // cycles of work per warp between the tile's arrival and its stores.
         static const PatternVariant kRmwVariants[] = {
-            {"_occ16", 13568, 0},
+            {"_occ16", 13312, 0},
             {"_s400", kChunk, 400},
-            {"_occ16_s400", 13568, 400}};
+            {"_occ16_s400", 13312, 400}};
         for (const PatternVariant& rv : kRmwVariants) {
           CKM(steps("rmw_slots_" + tag + std::to_string(batch) + rv.suffix,
                     batch, scatter, 2.0 * batch * slot, [&](const int* t) {
@@ -654,8 +654,8 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
           {"_occ5_s1000", 44032, 1000},
           {"_occ5_s3000", 44032, 3000}};
       for (const PatternVariant& rv : kReadVariants) {
-        if (rv.smem != kReadChunk && batch != 128 && batch != 1024) continue;
-        if (rv.spin != 0 && batch != 128 && batch != 1024) continue;
+        const bool variant = rv.smem != kReadChunk || rv.spin != 0;
+        if (variant && batch != 128 && batch != 1024) continue;
         CKM(steps("read_slots_" + tag + std::to_string(batch) + rv.suffix,
                   batch, scatter, 1.0 * batch * slot, [&](const int* t) {
                     ChunkReadKernel<<<static_cast<unsigned>(batch * rcpb), 128,
