@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs the kernel tests of each pending patch of a set (sets.sh: emu_tests) on the CPU
 # emulation (gdn/emu/README.md): HEAD first, then each patch applied alone
-# (the patched file restored after each). No GPU needed. From the repository root:
+# (reverted with git apply -R after each). No GPU needed. From the repository root:
 #   bash bench/results/pending/emu_check.sh decode    # ~1 min per build
 #   bash bench/results/pending/emu_check.sh prefill   # ~10 s per build
 # One line per build ("<name>: passed" or what failed); exits 1 if any failed.
@@ -11,8 +11,9 @@ pending=bench/results/pending
 source "$pending/sets.sh"
 pending_set "${1:-}" ||
   { echo "usage: bash $pending/emu_check.sh prefill|decode" >&2; exit 2; }
-git diff --quiet -- "$file" ||
-  { echo "emu_check.sh: $file has local changes" >&2; exit 2; }
+# The builds read the whole tree: no local changes to the sources.
+git diff --quiet -- gdn bench ':(exclude)bench/results' ||
+  { echo "emu_check.sh: local changes under gdn/ or bench/ (bench/results aside)" >&2; exit 2; }
 failed=0
 check() {  # name
   local log
@@ -32,6 +33,6 @@ for v in "${variants[@]}"; do
     continue
   fi
   check "$v"
-  git checkout -- "$file"
+  git apply -R "$dir/$v.patch"
 done
 exit $failed

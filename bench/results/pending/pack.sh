@@ -1,7 +1,7 @@
 #!/bin/bash
 # Packs one set of A/B builds of bench/results/pending/ (README.md there) into
 # .device/, gzipped: HEAD first, then each patch of the set applied alone on
-# HEAD (the patched file is restored after each build). Only the builds the
+# HEAD (reverted with git apply -R after each build). Only the builds the
 # call tests get the test binary, so that both sets fit the 64 MiB carry
 # together (~21 + ~40 MB); builds of the other set are kept. From the
 # repository root:
@@ -18,8 +18,9 @@ pending=bench/results/pending
 source "$pending/sets.sh"
 pending_set "${1:-}" ||
   { echo "usage: bash $pending/pack.sh prefill|decode" >&2; exit 2; }
-git diff --quiet -- "$file" ||
-  { echo "pack.sh: $file has local changes" >&2; exit 2; }
+# The builds read the whole tree: no local changes to the sources.
+git diff --quiet -- gdn bench ':(exclude)bench/results' ||
+  { echo "pack.sh: local changes under gdn/ or bench/ (bench/results aside)" >&2; exit 2; }
 pack() {  # build name
   local targets=(//bench:gdn_bench)
   [[ "$tested" == *" $1 "* ]] && targets+=("$test")
@@ -29,9 +30,9 @@ pack "$base"
 for v in "${variants[@]}"; do
   git apply "$dir/$v.patch"
   if ! pack "$v"; then
-    git checkout -- "$file"
+    git apply -R "$dir/$v.patch"
     exit 1
   fi
-  git checkout -- "$file"
+  git apply -R "$dir/$v.patch"
 done
 du -sh .device

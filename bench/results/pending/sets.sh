@@ -1,6 +1,6 @@
 # The two sets of pending A/B builds (README.md here), for pack.sh and
 # emu_check.sh (sourced). pending_set prefill|decode sets:
-#   dir       the set's patches;      file     the one file they change;
+#   dir       the set's patches (each applied alone, reverted by git apply -R);
 #   base      its unpatched build;    variants its patches, in A/B order;
 #   test      the GPU kernel test;    emu_tests the kernel tests on the CPU emulation
 #                                     (an array: the set's own test first);
@@ -12,21 +12,21 @@ pending_set() {
     prefill)
       # Its patches (unroll4, state_lean, chunk_ldv4, all) shipped as `all`
       # in eaa6470 (run 75, docs/BENCHMARKS.md): only HEAD is left.
-      dir=$pending file=gdn/prefill_two_pass.cu base=base
+      dir=$pending base=base
       test=//gdn:prefill_test emu_tests=(//gdn:prefill_emu_test)
       variants=()
       tested=""
       ;;
     decode)
-      dir=$pending/decode file=gdn/decode_kernel.cuh base=dbase
+      dir=$pending/decode base=dbase
       # layer_decode: the conv -> decode pair, whose PDL contract the
       # emulation checks (gdn/emu/README.md).
       test=//gdn:decode_test
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
       # leank contains coefmma (whose kernels compile to the same PTX in
       # both): leank's decode_test covers both.
-      variants=(coefmma leank regfold8)
-      tested=" leank regfold8 "
+      variants=(coefmma leank regfold8 rowpipe)
+      tested=" leank regfold8 rowpipe "
       ;;
     *)
       return 1

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Keeps in .device/ only what the next device call needs, so that the
+# repository and .device/ stay under the run tool's 64 MiB carry: lib, bin and
+# the builds named here; every other build folder waits in .device-parked/
+# (git-ignored) and comes back when a later call names it. From the
+# repository root, before each call:
+#   bash bench/results/pending/carry.sh                          # the documented run
+#   bash bench/results/pending/carry.sh d78 coefmma leank        # an A/B call
+# Prints the carry's size.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+mkdir -p .device .device-parked
+keep=" lib bin $* "
+for d in .device/*/; do
+  name=$(basename "$d")
+  [[ "$keep" == *" $name "* ]] && continue
+  rm -rf ".device-parked/$name"
+  mv "$d" ".device-parked/$name"
+done
+for name in "$@"; do
+  [ -d ".device/$name" ] && continue
+  if [ -d ".device-parked/$name" ]; then
+    mv ".device-parked/$name" ".device/$name"
+  else
+    echo "carry.sh: no build $name (pack.sh packs the pending sets)" >&2
+    exit 1
+  fi
+done
+tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
+device=$(du -sb .device | cut -f1)
+echo "carry: $(ls .device | tr '\n' ' ')— $(((tracked + device) >> 20)) MiB of 64"
