@@ -24,9 +24,11 @@ pending_set() {
       test=//gdn:decode_test
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
       # leank contains coefmma (whose kernels compile to the same PTX in
-      # both): leank's decode_test covers both.
-      variants=(coefmma leank regfold8 rowpipe)
-      tested=" leank regfold8 rowpipe "
+      # both): leank's decode_test covers both. lkrp is leank and rowpipe
+      # together: its decode_test runs rowpipe's code in every tile of two or
+      # more rows (in bv16 and bv32 the same code as rowpipe's).
+      variants=(coefmma leank regfold8 rowpipe lkrp)
+      tested=" leank regfold8 lkrp "
       ;;
     *)
       return 1
