@@ -28,4 +28,5 @@ for name in "$@"; do
 done
 tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
 device=$(du -sb .device | cut -f1)
-echo "carry: $(ls .device | tr '\n' ' ')— $(((tracked + device) >> 20)) MiB of 64"
+names=$(cd .device && printf '%s ' */ | tr -d /)
+echo "carry: ${names}— $(((tracked + device) >> 20)) MiB of 64"
