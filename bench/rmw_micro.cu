@@ -129,6 +129,15 @@ __device__ __forceinline__ float4* ChunkPtr(float* x, int64_t c, int chunk,
   return reinterpret_cast<float4*>(reinterpret_cast<char*>(x) + cc * chunk);
 }
 
+// Keeps the calling warp busy for `cycles` clock cycles (a decode CTA's work
+// between its tile's arrival and its exit); returns x changed by nothing the
+// compiler can see through, so that the caller keeps the loop.
+__device__ __forceinline__ float Spin(int cycles, float x) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) x += 1e-30f;
+  return x;
+}
+
 // One CTA per chunk: 16-byte cp.async into shared memory, wait, scale,
 // st.global from shared memory (the tile decode kernel's memory pattern).
 // hint: 0 none, 1 evict-last stores, 2 evict-last loads and stores.
@@ -163,10 +172,7 @@ __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
     }
   }
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
-  if (spin > 0) {
-    const long long t0 = clock64();
-    while (clock64() - t0 < spin) c += 1e-30f;
-  }
+  if (spin > 0) c = Spin(spin, c);
   for (int i = threadIdx.x; i < n4; i += blockDim.x) {
     if (hint) {
       St<kStEvictLast>(g + i, Mul4(buf[i], c), pol);
@@ -198,10 +204,7 @@ __global__ void ChunkReadKernel(const float* x, int chunk, const int* perm,
     const float4 v = rbuf[i];
     acc += v.x + v.y + v.z + v.w;
   }
-  if (spin > 0) {
-    const long long t0 = clock64();
-    while (clock64() - t0 < spin) acc += 1.0f;
-  }
+  if (spin > 0) acc = Spin(spin, acc);
   if (acc == 1234.5f) *sink = acc;
 }
 
@@ -596,24 +599,26 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
         if (!scattered && batch != 256) continue;
         constexpr int kChunk = 4096;
         const int cpb = static_cast<int>(slot / kChunk);
-        CKM(steps("rmw_slots_" + tag + std::to_string(batch) +
-                      (scattered ? "" : "_contig"),
-                  batch, scattered ? scatter : contig, 2.0 * batch * slot,
-                  [&](const int* t) {
-                    ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb), 64,
-                                         kChunk, s>>>(x, kChunk, t, cpb, c, 2);
-                  }));
+        // One line of the packed step's pattern (4 KB chunks from 64
+        // threads, evict-last) over slot table `table`.
+        auto rmw_line = [&](const std::string& suffix, const int* table,
+                            int smem, int ahead, int spin) {
+          return steps(
+              "rmw_slots_" + tag + std::to_string(batch) + suffix, batch, table,
+              2.0 * batch * slot, [&](const int* t) {
+                ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb), 64,
+                                     smem, s>>>(x, kChunk, t, cpb, c, 2, ahead,
+                                                batch, spin);
+              });
+        };
+        CKM(rmw_line(scattered ? "" : "_contig", scattered ? scatter : contig,
+                     kChunk, 0, 0));
         if (!scattered || (batch != 256 && batch != 1024)) continue;
         // The TLB question: translations prefetched `ahead` slots early, and
         // (1 MiB) the slots scattered in 2 MiB pairs.
         for (const int ahead : {4, 16, 64}) {
-          CKM(steps("rmw_slots_" + tag + std::to_string(batch) + "_pf" +
-                        std::to_string(ahead),
-                    batch, scatter, 2.0 * batch * slot, [&](const int* t) {
-                      ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb),
-                                           64, kChunk, s>>>(x, kChunk, t, cpb,
-                                                            c, 2, ahead, batch);
-                    }));
+          CKM(rmw_line("_pf" + std::to_string(ahead), scatter, kChunk, ahead,
+                       0));
         }
         // The packed step's gap to this pattern (2.5-3 points of copy at
         // B >= 256, run 76): "_occ16" holds the packed bv8 kernel's 16 CTAs
@@ -624,21 +629,9 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
             {"_s400", kChunk, 400},
             {"_occ16_s400", 13312, 400}};
         for (const PatternVariant& rv : kRmwVariants) {
-          CKM(steps("rmw_slots_" + tag + std::to_string(batch) + rv.suffix,
-                    batch, scatter, 2.0 * batch * slot, [&](const int* t) {
-                      ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb),
-                                           64, rv.smem, s>>>(
-                          x, kChunk, t, cpb, c, 2, 0, 0, rv.spin);
-                    }));
+          CKM(rmw_line(rv.suffix, scatter, rv.smem, 0, rv.spin));
         }
-        if (pairs != nullptr) {
-          CKM(steps("rmw_slots_" + tag + std::to_string(batch) + "_pairs",
-                    batch, pairs, 2.0 * batch * slot, [&](const int* t) {
-                      ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb),
-                                           64, kChunk, s>>>(x, kChunk, t, cpb,
-                                                            c, 2);
-                    }));
-        }
+        if (pairs != nullptr) CKM(rmw_line("_pairs", pairs, kChunk, 0, 0));
       }
       constexpr int kReadChunk = 32768;
       const int rcpb = static_cast<int>(slot / kReadChunk);
