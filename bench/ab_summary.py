@@ -1,9 +1,10 @@
 """Summary of A/B runs of `gdn_bench --replay-only` or `--prefill` (bench/ab_on_device.sh).
 
 Reads the logs <variant>_p<pass>.log of a directory. From REPLAY lines (per head shape and batch:
-the packed step, the ReplaySSM L = 16 cycle and its non-flush and flush steps, µs per call) it
-prints, per shape and batch, each variant's mean over its passes, the spread (max - min) of the
-cycle, and each mean's change against the first variant named. From prefill lines (per head shape,
+the packed step, the ReplaySSM L = 16 cycle and its non-flush and flush steps, µs per call) and
+FLAGS lines (the same with force-flush flags passed, shown as batch "B+flags") it prints, per shape
+and batch, each variant's mean over its passes, the spread (max - min) of the cycle, and each mean's
+change against the first variant named. From prefill lines (per head shape,
 batch and route: µs per layer) it prints the same for the prefill.
 
 usage: python3 bench/ab_summary.py DIR VARIANT [VARIANT ...]
@@ -14,20 +15,22 @@ import re
 import statistics
 import sys
 
-REPLAY = re.compile(r"^REPLAY HV=(\d+) B=(\d+) packed ([\d.]+) \| replay ([\d.]+) "
+REPLAY = re.compile(r"^(REPLAY|FLAGS) HV=(\d+) B=(\d+) packed ([\d.]+) \| replay ([\d.]+) "
                     r"\(([\d.]+) / ([\d.]+)\)")
+TAGS = {"REPLAY": "", "FLAGS": "+flags"}
 FIELDS = ("packed", "cycle", "nonflush", "flush")
 PREFILL = re.compile(r"^prefill HV=(\d+) seqs=(\d+) len=(\d+) (.+?): ([\d.]+) us per layer")
 
 
 def parse(text):
-    """{(hv, batch): {field: µs}} from one log's REPLAY lines."""
+    """{(hv, batch, tag): {field: µs}} from one log's REPLAY ("") and FLAGS ("+flags") lines."""
     out = {}
     for line in text.splitlines():
         m = REPLAY.match(line)
         if m:
-            values = [float(m.group(i)) for i in range(3, 7)]
-            out[(int(m.group(1)), int(m.group(2)))] = dict(zip(FIELDS, values))
+            values = [float(m.group(i)) for i in range(4, 8)]
+            key = (int(m.group(2)), int(m.group(3)), TAGS[m.group(1)])
+            out[key] = dict(zip(FIELDS, values))
     return out
 
 
@@ -107,19 +110,20 @@ def format_rows(header, table, variants, order, cells, changes):
 
 
 def format_table(table, variants):
-    header = (f"{'shape':>6} {'B':>5} {'variant':<14} {'packed':>9} {'cycle':>9} {'spread':>7} "
+    header = (f"{'shape':>6} {'B':>7} {'variant':<14} {'packed':>9} {'cycle':>9} {'spread':>7} "
               f"{'nonflush':>9} {'flush':>9} {'ratio':>6}  change vs {variants[0]} (cycle / nf / f)")
 
     def cells(key, v, s):
-        hv, batch = key
-        return (f"{'16/' + str(hv):>6} {batch:>5} {v:<14} {s['packed']:9.2f} {s['cycle']:9.2f} "
-                f"{s['spread']:7.2f} {s['nonflush']:9.2f} {s['flush']:9.2f} {s['ratio']:6.3f}")
+        hv, batch, tag = key
+        return (f"{'16/' + str(hv):>6} {str(batch) + tag:>7} {v:<14} {s['packed']:9.2f} "
+                f"{s['cycle']:9.2f} {s['spread']:7.2f} {s['nonflush']:9.2f} {s['flush']:9.2f} "
+                f"{s['ratio']:6.3f}")
 
     def changes(s, b):
         return "  " + " / ".join(f"{change(s[f], b[f]):+.1f} %"
                                  for f in ("cycle", "nonflush", "flush"))
 
-    return format_rows(header, table, variants, lambda k: (-k[0], k[1]), cells, changes)
+    return format_rows(header, table, variants, lambda k: (-k[0], k[1], k[2]), cells, changes)
 
 
 def format_prefill_table(table, variants):

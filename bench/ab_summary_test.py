@@ -9,6 +9,8 @@ LOG_A1 = """device: NVIDIA H200
 REPLAY HV=32 B=1024 packed 1060.00 | replay 640.00 (585.00 / 1472.50) | x 1.656 | staggered 641.00
 REPLAY HV=16 B=128 packed 70.00 | replay 48.00 (44.00 / 108.00) | x 1.458 | staggered 50.00
 SLOTS HV=32 B=1024 packed scattered 1060.00 sorted 1045.00 contiguous 1028.00
+REPLAY HV=32 B=1 packed 2.71 | replay 3.16 (3.04 / 5.03) | x 0.858 | staggered 3.16
+FLAGS HV=32 B=1 packed 2.71 | replay 3.32 (3.20 / 5.10) | x 0.816
 """
 LOG_A2 = LOG_A1.replace("640.00 (585.00", "642.00 (587.00")
 LOG_B1 = LOG_A1.replace("640.00 (585.00 / 1472.50)", "636.00 (590.00 / 1326.00)")
@@ -34,9 +36,12 @@ class AbSummaryTest(unittest.TestCase):
 
     def test_parse_takes_replay_lines_only(self):
         rows = ab_summary.parse(LOG_A1)
-        self.assertEqual(set(rows), {(32, 1024), (16, 128)})
-        self.assertEqual(rows[(32, 1024)],
+        self.assertEqual(set(rows), {(32, 1024, ""), (16, 128, ""), (32, 1, ""),
+                                     (32, 1, "+flags")})
+        self.assertEqual(rows[(32, 1024, "")],
                          {"packed": 1060.0, "cycle": 640.0, "nonflush": 585.0, "flush": 1472.5})
+        self.assertEqual(rows[(32, 1, "+flags")],
+                         {"packed": 2.71, "cycle": 3.32, "nonflush": 3.2, "flush": 5.1})
 
     def test_summary_means_spread_ratio_and_change(self):
         with tempfile.TemporaryDirectory() as d:
@@ -46,7 +51,7 @@ class AbSummaryTest(unittest.TestCase):
             runs = {v: ab_summary.load(d, v) for v in ("main", "var")}
         self.assertEqual(len(runs["main"]), 2)
         table = ab_summary.summarize(runs)
-        main = table[(32, 1024)]["main"]
+        main = table[(32, 1024, "")]["main"]
         self.assertAlmostEqual(main["cycle"], 641.0)
         self.assertAlmostEqual(main["nonflush"], 586.0)
         self.assertAlmostEqual(main["spread"], 2.0)
@@ -57,6 +62,9 @@ class AbSummaryTest(unittest.TestCase):
         self.assertIn("-0.8 % / +0.7 % / -9.9 %", text)
         lines = text.splitlines()
         self.assertTrue(lines[1].lstrip().startswith("16/32"))  # 16/32 first, then 16/16
+        # Batch 1 first, its FLAGS row right after its REPLAY row.
+        self.assertEqual(lines[1].split()[1], "1")
+        self.assertEqual(lines[3].split()[1], "1+flags")
 
     def test_parse_prefill_takes_prefill_lines_only(self):
         rows = ab_summary.parse_prefill(PREFILL_A1 + LOG_A1)

@@ -47,9 +47,11 @@
 //   runs with a GPU print them at the measured ceilings after those).
 // --replay-only: the shipped packed and ReplaySSM configurations at the
 //   batches of the ReplaySSM targets (aligned and staggered cycles), without
-//   and with PDL, one line each, plus from B = 128 on slot orders, and at
-//   every batch each coefficient route forced (fused with the ring staged or
-//   not, precomputed) and the bf16 ring on each route (A/B runs of builds).
+//   and with PDL, one line each, plus up to B = 8 the cycle with force-flush
+//   flags passed (all 0, as an engine passes them), from B = 128 on slot
+//   orders, and at every batch each coefficient route forced (fused with the
+//   ring staged or not, precomputed) and the bf16 ring on each route (A/B runs
+//   of builds).
 //
 // The parts, one file each: gdn_bench_device.h (checked calls, allocation,
 // graph capture, timing), gdn_bench_setup.h (one shape and batch on the

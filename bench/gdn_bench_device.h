@@ -52,11 +52,12 @@ T* Alloc(size_t n) {
   return static_cast<T*>(p);
 }
 
-// A device copy of `v` (slot lists, cursors, offsets).
-inline int32_t* Upload(const std::vector<int32_t>& v) {
-  int32_t* d = Alloc<int32_t>(v.size());
-  BENCH_CUDA(cudaMemcpy(d, v.data(), v.size() * sizeof(int32_t),
-                        cudaMemcpyHostToDevice));
+// A device copy of `v` (slot lists, cursors, offsets, flags).
+template <typename T>
+T* Upload(const std::vector<T>& v) {
+  T* d = Alloc<T>(v.size());
+  BENCH_CUDA(
+      cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   return d;
 }
 

@@ -27,7 +27,8 @@ std::string CycleText(const Runner::Cycle& c, double packed_us) {
 // configurations at the batches of the ReplaySSM targets, then both with
 // programmatic dependent launch (kPrologue), then launched plainly and with
 // kLaunch; one line per shape and batch, for A/B runs of two builds in one
-// call.
+// call. At B <= 8 also the ReplaySSM cycle with force-flush flags passed (all
+// 0: the kernels read them; the benchmark's other lines pass none).
 void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
   for (int HV : {32, 16}) {
     for (int B : {1, 8, 128, 256, 512, 1024}) {
@@ -49,6 +50,16 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
           HV, B, p, c.cycle_us, c.nonflush_us, c.flush_us, p / c.cycle_us, sg,
           p / sg, pp, cp.cycle_us, cp.nonflush_us, cp.flush_us,
           pp / cp.cycle_us, sgp, pp / sgp);
+      if (B <= 8) {  // force-flush flags passed (all 0), as an engine does
+        Variant f;
+        f.flags = true;
+        const Runner::Cycle cf = r.Replay(st, f);
+        std::printf(
+            "FLAGS HV=%d B=%d packed %.2f | replay %.2f (%.2f / %.2f) "
+            "| x %.3f\n",
+            HV, B, p, cf.cycle_us, cf.nonflush_us, cf.flush_us,
+            p / cf.cycle_us);
+      }
       if (pdl_ok) {  // each launch kind forced: plain, PDL waiting first
         Variant n;
         n.overlap = gdn::DecodeOverlap::kNone;

@@ -58,6 +58,7 @@ Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
     for (int row = 0; row < B; ++row) cur[l * B + row] = (l + row) % kL;
   }
   st.stag_cursors = Upload(cur);
+  st.zero_flags = Upload(std::vector<int8_t>(B, 0));
   st.qkv = Alloc<uint16_t>(static_cast<size_t>(B) * st.conv_dim);
   BENCH_CUDA(FillUniformBf16(st.qkv, static_cast<size_t>(B) * st.conv_dim, 11,
                              -1.f, 1.f, s));
@@ -120,7 +121,7 @@ gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
   p.ring.num_ring_slots = st.num_slots;
   p.ring_indices = rings;
   p.write_pos = cursor;
-  p.force_flush = nullptr;
+  p.force_flush = var.flags ? st.zero_flags : nullptr;
   p.coef_route = var.route;
   p.coef_scratch = st.coef;
   p.coef_scratch_floats = st.coef_floats;

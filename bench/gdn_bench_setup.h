@@ -32,6 +32,9 @@ struct Setup {
   // [L, B]: buffer s holds (s + row) % L: the flush phases staggered over the
   // rows as the engine schedules them (DESIGN.md), B / L rows flush per step.
   int32_t* stag_cursors = nullptr;
+  // [B] all 0: force-flush flags passed and never set, as an engine that
+  // keeps one flag buffer passes them every step (Variant::flags).
+  int8_t* zero_flags = nullptr;
   uint16_t* qkv = nullptr;  // [B, conv_dim]
   uint16_t* a = nullptr;    // [B, HV]
   uint16_t* b = nullptr;
@@ -48,8 +51,8 @@ struct Setup {
 
   void Free() {
     FreeAll(state, sets, sets_lin, sets_sorted, half_on, half_off, mixed_rings,
-            cursors, stag_cursors, qkv, a, b, A_log, dt_bias, o, ring_k,
-            ring_ks, ring_d, ring_g, coef);
+            cursors, stag_cursors, zero_flags, qkv, a, b, A_log, dt_bias, o,
+            ring_k, ring_ks, ring_d, ring_g, coef);
   }
 
   // The slot list of set `set` (scattered, scattered in ascending order, or
@@ -93,6 +96,7 @@ struct Variant {
   bool linear = false;  // contiguous slot sets instead of scattered ones
   bool sorted = false;  // scattered slot sets, rows in ascending slot order
   gdn::ReplayCoefRoute route = gdn::ReplayCoefRoute::kAuto;
+  bool flags = false;  // ReplaySSM: force-flush flags passed (all 0)
   std::string Name() const {
     std::string n = gdn::DecodeTileName(tile);
     if (overlap != gdn::DecodeOverlap::kAuto) {
@@ -106,6 +110,7 @@ struct Variant {
     if (sorted) n += "+sorted";
     if (route == gdn::ReplayCoefRoute::kFused) n += "+fused";
     if (route == gdn::ReplayCoefRoute::kPrecomputed) n += "+coef";
+    if (flags) n += "+flags";
     return n;
   }
 };
