@@ -831,6 +831,8 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   EXPECT_EQ(DecodeOverlapFor(64, 32, false), DecodeOverlap::kLaunch);
   EXPECT_EQ(DecodeOverlapFor(64, 32, true), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeTileFor(8, 32, false), DecodeTile::kBv64);
+  EXPECT_EQ(DecodeTileFor(1, 16, true), DecodeTile::kBv8);
+  EXPECT_EQ(DecodeTileFor(1, 32, true), DecodeTile::kBv32);
   EXPECT_EQ(DecodeOverlapFor(8, 32, false), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeOverlapFor(8, 32, true), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeOverlapFor(9, 16, true), DecodeOverlap::kNone);
