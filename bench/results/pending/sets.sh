@@ -26,11 +26,9 @@ pending_set() {
       # leank contains coefmma (whose kernels compile to the same PTX in
       # both): leank's decode_test covers both. lkrp is leank and rowpipe
       # together: its decode_test runs rowpipe's code in every tile of two or
-      # more rows (in bv16 and bv32 the same code as rowpipe's). inputs1
-      # changes the batch-1 and batch-8 tiles of every step kind, forceflag
-      # every ReplaySSM kernel's index loads.
-      variants=(coefmma leank regfold8 rowpipe lkrp inputs1 forceflag)
-      tested=" leank regfold8 lkrp inputs1 forceflag "
+      # more rows (in bv16 and bv32 the same code as rowpipe's).
+      variants=(coefmma leank regfold8 rowpipe lkrp)
+      tested=" leank regfold8 lkrp "
       ;;
     *)
       return 1
