@@ -59,14 +59,18 @@ fi
 python3 - "$tmp/k.sass" "$filter" "$tools/cu++filt" <<'EOF'
 import subprocess, sys
 path, filt, cxxfilt = sys.argv[1:]
+lines = open(path).readlines()
+names = [l[len('.text.'):].rstrip(':\n') for l in lines if l.startswith('.text.')]
+# One cu++filt call for every kernel name (it demangles one per input line).
+demangled = dict(zip(names, subprocess.run(
+    [cxxfilt], input='\n'.join(names) + '\n', capture_output=True,
+    text=True).stdout.splitlines()))
 keep = False
-for line in open(path):
+for line in lines:
     if line.startswith('//----'):  # the next section's header
         keep = False
     if line.startswith('.text.'):
-        name = line[len('.text.'):].rstrip(':\n')
-        dem = subprocess.run([cxxfilt, name], capture_output=True,
-                             text=True).stdout.strip()
+        dem = demangled[line[len('.text.'):].rstrip(':\n')]
         keep = filt in dem
         if keep:
             print('// ' + dem)

@@ -11,9 +11,7 @@ pending=bench/results/pending
 source "$pending/sets.sh"
 pending_set "${1:-}" ||
   { echo "usage: bash $pending/emu_check.sh prefill|decode" >&2; exit 2; }
-# The builds read the whole tree: no local changes to the sources.
-git diff --quiet -- gdn bench ':(exclude)bench/results' ||
-  { echo "emu_check.sh: local changes under gdn/ or bench/ (bench/results aside)" >&2; exit 2; }
+require_clean_sources emu_check.sh
 failed=0
 check() {  # name
   local log

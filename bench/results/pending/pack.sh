@@ -10,17 +10,15 @@
 # Then, through the device run tool (carry [".device"]):
 #   bash bench/ab_on_device.sh --prefill --tests all --passes 3 \
 #     base unroll4 state_lean chunk_ldv4 all
-#   bash bench/ab_on_device.sh --tests leank --passes 3 dbase coefmma leank
-#   bash bench/ab_on_device.sh --tests regfold8 --passes 3 dbase regfold8
+#   bash bench/ab_on_device.sh --tests leank --passes 3 bin coefmma leank
+#   (README.md there lists the calls; `dbase` is the same build as `bin`)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 pending=bench/results/pending
 source "$pending/sets.sh"
 pending_set "${1:-}" ||
   { echo "usage: bash $pending/pack.sh prefill|decode" >&2; exit 2; }
-# The builds read the whole tree: no local changes to the sources.
-git diff --quiet -- gdn bench ':(exclude)bench/results' ||
-  { echo "pack.sh: local changes under gdn/ or bench/ (bench/results aside)" >&2; exit 2; }
+require_clean_sources pack.sh
 pack() {  # build name
   local targets=(//bench:gdn_bench)
   [[ "$tested" == *" $1 "* ]] && targets+=("$test")

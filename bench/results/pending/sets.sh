@@ -35,3 +35,11 @@ pending_set() {
       ;;
   esac
 }
+
+# Exits 2 (naming the caller, $1) unless gdn/ and bench/ are unchanged
+# (bench/results aside): the builds read the whole tree, and each patch is
+# applied to it and reverted with git apply -R.
+require_clean_sources() {
+  git diff --quiet -- gdn bench ':(exclude)bench/results' ||
+    { echo "$1: local changes under gdn/ or bench/ (bench/results aside)" >&2; exit 2; }
+}
