@@ -807,7 +807,59 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // and sh_coef.
   constexpr bool kInPlaceCoef =
       kCoef && kStage && sizeof(RingT) == sizeof(float);
-  if constexpr (kMode != DecodeMode::kPacked) {
+  // The fused route's bv8 tile with a staged fp32 ring (batch 1, kRows = 1):
+  // the ring's part of the fold, F = sum_j w_j d_j k_j^T over the thread's
+  // own chunks, accumulates in registers from the staged entries while the
+  // tile is still in flight; the packed step below then takes A S + F. No
+  // shared-memory round trip of the tile, no per-chunk barriers: the flush's
+  // chain after the tile arrives is the packed step's. Not in bv16 (run 75:
+  // its flush, 16/16 B = 8, 24 % slower) nor in the register-capped tiles.
+  constexpr bool kRegFold = kSmemRing && kRows == 1 && T::kMinBlocks == 1;
+  float4 F[kRegFold ? kRows : 1][kRegFold ? kVec : 1];
+  float A_fold = 1.0f;
+  if constexpr (kRegFold) {
+    if (n > 0) {
+      float w_lo, w_hi;
+      RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, sl0, sl1,
+                  lane, &w_lo, &w_hi, &A_fold);
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+#pragma unroll
+        for (int m = 0; m < kVec; ++m) F[i][m] = Zero4();
+      }
+      // Adds entry j: its k row (this thread's columns) and d (its v-rows).
+      auto add = [&](int j, const uint16_t* kr, auto d_of) {
+        const float w = WeightOf(j, w_lo, w_hi);  // j warp-uniform
+        float4 kv[kVec];
+#pragma unroll
+        for (int m = 0; m < kVec; ++m) {
+          kv[m] = LoadKRow4(kr + (m * kTpr + t) * 4);
+        }
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) {
+          const float c = w * d_of(i);
+#pragma unroll
+          for (int m = 0; m < kVec; ++m) {
+            F[i][m].x = fmaf(c, kv[m].x, F[i][m].x);
+            F[i][m].y = fmaf(c, kv[m].y, F[i][m].y);
+            F[i][m].z = fmaf(c, kv[m].z, F[i][m].z);
+            F[i][m].w = fmaf(c, kv[m].w, F[i][m].w);
+          }
+        }
+      };
+      CpAsyncWaitAllButLast();  // the ring group (the tile may still fly)
+      __syncthreads();          // entries staged by other threads
+      const int ns = min(n, kStageJ);
+      for (int j = 0; j < ns; ++j) {
+        add(j, ks + j * kDim, [&](int i) { return ds[j * kBv + vloc(i)]; });
+      }
+      for (int j = kStageJ; j < n; ++j) {  // rings longer than kStageJ + 1
+        add(j, ring_k + j * kDim, [&](int i) {
+          return RingIO<RingT>::Load(ring_d + j * kDim + vbase + vloc(i));
+        });
+      }
+    }
+  } else if constexpr (kMode != DecodeMode::kPacked) {
     if (n > 0) {
       float w_lo, w_hi, A;
       RingWeights(lane < n ? gl0 : 0.f, lane + 32 < n ? gl1 : 0.f, sl0, sl1,
@@ -980,6 +1032,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
       for (int m = 0; m < kVec; ++m) {
         s[m] = *reinterpret_cast<const float4*>(tl + Off(i, m));
+        if constexpr (kRegFold) {
+          if (n > 0) {  // the flush: S = A S + F
+            s[m].x = fmaf(A_fold, s[m].x, F[i][m].x);
+            s[m].y = fmaf(A_fold, s[m].y, F[i][m].y);
+            s[m].z = fmaf(A_fold, s[m].z, F[i][m].z);
+            s[m].w = fmaf(A_fold, s[m].w, F[i][m].w);
+          }
+        }
         pq += Dot4(s[m], q[m]);
         pk += Dot4(s[m], k[m]);
       }
