@@ -23,11 +23,11 @@ pending_set() {
       # emulation checks (gdn/emu/README.md).
       test=//gdn:decode_test
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
-      # Its last set (coefmma, leank, regfold8, rowpipe, lkrp) ran in runs
-      # 81-82 (docs/BENCHMARKS.md): regfold8 shipped in 692959f, the others
-      # are in the history at 2b4831d. Only HEAD is left.
-      variants=()
-      tested=""
+      # The previous set (coefmma, leank, regfold8, rowpipe, lkrp) ran in
+      # runs 81-82 (docs/BENCHMARKS.md): regfold8 shipped in 692959f, the
+      # others are in the history at 2b4831d.
+      variants=(regfold32)
+      tested=" regfold32 "
       ;;
     *)
       return 1
