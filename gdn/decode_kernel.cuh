@@ -851,7 +851,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       __syncthreads();          // entries staged by other threads
       const int ns = min(n, kStageJ);
       for (int j = 0; j < ns; ++j) {
-        add(j, ks + j * kDim, [&](int i) { return ds[j * kBv + vloc(i)]; });
+        add(j, ks + j * kKs, [&](int i) { return ds[j * kBv + vloc(i)]; });
       }
       for (int j = kStageJ; j < n; ++j) {  // rings longer than kStageJ + 1
         add(j, ring_k + j * kDim, [&](int i) {
