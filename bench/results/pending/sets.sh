@@ -23,11 +23,11 @@ pending_set() {
       # emulation checks (gdn/emu/README.md).
       test=//gdn:decode_test
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
-      # The previous set (coefmma, leank, regfold8, rowpipe, lkrp) ran in
-      # runs 81-82 (docs/BENCHMARKS.md): regfold8 shipped in 692959f, the
-      # others are in the history at 2b4831d.
-      variants=(regfold32)
-      tested=" regfold32 "
+      # The previous sets ran in runs 81-82 and 84 (docs/BENCHMARKS.md):
+      # regfold8 shipped in 692959f; coefmma, leank, rowpipe and lkrp are in
+      # the history at 2b4831d, regfold32 at 7436207. Empty: HEAD only.
+      variants=()
+      tested=""
       ;;
     *)
       return 1
