@@ -25,14 +25,17 @@
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
-//             [--profile[=HV/B]] [--replay-only] [--overlap] [--layer]
-//             [--bounds] [--prefill]
+//             [--profile[=HV/B]] [--replay-only] [--overlap] [--flush-cost]
+//             [--layer] [--bounds] [--prefill]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile[=HV/B]: a few plain launches for ncu (no timing; default 32/256).
 // --overlap: the launch overlaps (gdn::DecodeOverlap) side by side at batch
 //   1-64: packed (auto tile and bv8), ReplaySSM cycles (auto tile and
 //   bv8-bv32; plain launch and kLaunch).
+// --flush-cost: the parts of a small-batch ReplaySSM cycle: at B = 1 and 8,
+//   the packed step, the non-flush step by ring fill and the flush by the
+//   entries it folds (forced flushes), each back to back in a graph.
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
@@ -171,6 +174,10 @@ int Main(int argc, char** argv) {
   out["pdl_ok"] = pdl_ok;
   if (o.replay_only) {
     ReplayOnly(r, rng, pdl_ok);
+    return 0;
+  }
+  if (o.flush_cost) {
+    FlushCost(r, rng);
     return 0;
   }
   if (o.overlap) {

@@ -166,6 +166,57 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
   }
 }
 
+// --flush-cost: where a small-batch ReplaySSM step's time goes, by ring
+// fill. At B = 1 and 8 of both shapes: the packed step, the non-flush step
+// at ring cursor n (n committed entries: the history it replays) and the
+// flush step folding n entries (n < 15 forced by the force-flush flags, n =
+// 15 the cycle's own flush), each in a graph of back-to-back calls over the
+// rotating slot sets. flush(0) - packed is the replay kernel's flush path
+// without a fold, flush(n) - flush(0) the fold of n entries. The auto tile,
+// then at 16/32 B = 1 the 8-row tile (the auto tile before tile32).
+void FlushCost(Runner& r, std::mt19937& rng) {
+  constexpr int kFill[] = {0, 1, 4, 8, 14};  // non-flush cursors (< L - 1)
+  constexpr int kFold[] = {0, 1, 4, 8, 15};  // entries a flush folds
+  for (int HV : {32, 16}) {
+    for (int B : {1, 8}) {
+      Setup st = MakeSetup(HV, B, r.s, rng);
+      st.AllocRing(DType::kFp32, r.s);
+      int8_t* ones = Upload(std::vector<int8_t>(B, 1));
+      std::vector<Variant> vars(1);
+      if (HV == 32 && B == 1) {
+        vars.emplace_back();
+        vars.back().tile = DecodeTile::kBv8;
+      }
+      const int calls = std::max(st.nsets, 32);
+      for (const Variant& v : vars) {
+        const double p =
+            Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
+        // One graph of `calls` steps at cursor n, flags forced or not.
+        auto step = [&](int n, bool force) {
+          return r.UsPerCall(calls, [&](int i) {
+            const int32_t* slots = st.SlotSet(false, false, i % st.nsets);
+            gdn::GdnReplayParams rp =
+                ReplayParams(st, slots, slots, st.cursors + n * st.B, st.B, v);
+            if (force) rp.force_flush = ones;
+            BENCH_OK(gdn::LaunchGdnReplayDecode(rp, r.s));
+          });
+        };
+        std::printf("FLUSHCOST HV=%d B=%d tile %s packed %.2f | non-flush", HV,
+                    B, gdn::DecodeTileName(v.tile), p);
+        for (int n : kFill) std::printf(" n%d %.2f", n, step(n, false));
+        std::printf(" | flush");
+        for (int n : kFold) {
+          std::printf(" n%d %.2f", n, step(n, n < kL - 1));
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+      FreeAll(ones);
+      st.Free();
+    }
+  }
+}
+
 // --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
 // key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
 // (twice), then twice each the shipped ReplaySSM non-flush (cursor 7) and

@@ -1,6 +1,6 @@
 // The GDN benchmark's single-purpose modes besides the full sweep:
-// --replay-only (A/B runs of builds), --overlap, --profile (launches for
-// ncu), and the probe of programmatic dependent launch.
+// --replay-only (A/B runs of builds), --overlap, --flush-cost, --profile
+// (launches for ncu), and the probe of programmatic dependent launch.
 #ifndef ROLLOUT_BENCH_GDN_BENCH_MODES_H_
 #define ROLLOUT_BENCH_GDN_BENCH_MODES_H_
 
@@ -20,6 +20,11 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok);
 // --overlap: each launch overlap forced at small batches, where the launch
 // latency is a large part of a call (the evidence of DecodeOverlapFor).
 void OverlapSweep(Runner& r, std::mt19937& rng);
+
+// --flush-cost: the packed step, the ReplaySSM non-flush step by ring fill
+// and the flush by the number of entries it folds (forced by the force-flush
+// flags), at B = 1 and 8 of both shapes: the parts of a small-batch cycle.
+void FlushCost(Runner& r, std::mt19937& rng);
 
 // --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
 // key heads, HV value heads, B rows (default 16/32, B = 256), the packed step

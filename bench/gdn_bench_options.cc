@@ -41,12 +41,14 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->layer = true;
     } else if (a == "--prefill") {
       o->prefill = true;
+    } else if (a == "--flush-cost") {
+      o->flush_cost = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
                    "[--no-micro] [--explore] [--profile[=HV/B]] "
-                   "[--replay-only] [--overlap] [--layer] [--bounds] "
-                   "[--prefill]\n");
+                   "[--replay-only] [--overlap] [--flush-cost] [--layer] "
+                   "[--bounds] [--prefill]\n");
       return false;
     }
   }
