@@ -60,7 +60,9 @@ python3 - "$tmp/k.sass" "$filter" "$tools/cu++filt" <<'EOF'
 import subprocess, sys
 path, filt, cxxfilt = sys.argv[1:]
 lines = open(path).readlines()
-names = [l[len('.text.'):].rstrip(':\n') for l in lines if l.startswith('.text.')]
+def kernel_name(line):  # '.text.NAME:' -> NAME
+    return line[len('.text.'):].rstrip(':\n')
+names = [kernel_name(l) for l in lines if l.startswith('.text.')]
 # One cu++filt call for every kernel name (it demangles one per input line).
 demangled = dict(zip(names, subprocess.run(
     [cxxfilt], input='\n'.join(names) + '\n', capture_output=True,
@@ -70,7 +72,7 @@ for line in lines:
     if line.startswith('//----'):  # the next section's header
         keep = False
     if line.startswith('.text.'):
-        dem = demangled[line[len('.text.'):].rstrip(':\n')]
+        dem = demangled[kernel_name(line)]
         keep = filt in dem
         if keep:
             print('// ' + dem)
