@@ -870,8 +870,6 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           sh_w[lane + 32] = w_hi;
         }
       }
-      CpAsyncWaitAll();
-      __syncthreads();  // whole tile, staged ring and sh_w visible
       // kMmaFold, every entry staged: the fold on tensor cores, S = A S + C K
       // with C [kBv, 16] = w_j d_j[v] split into three bf16 parts and K
       // [16, K] the staged raw bf16 keys (exact), so each product is exact
@@ -879,12 +877,24 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       // FMA per state element, and the tile's rows through shared memory
       // once per 8 entries). Warp w takes the 16-row tile w % kMt and kNt of
       // the 16 column tiles of 8; its C fragments update the tile in place.
+      // Where a warp's accumulators fit its registers (kNt <= 8: the 32-row
+      // tile, 32 floats), C K is multiplied from the staged ring alone while
+      // the tile is still in flight, its k-row loads all issued before the
+      // first product (ptxas cannot move them past the tile's updates, which
+      // may alias): the tile's arrival is then followed by the updates only.
       bool folded = false;
       if constexpr (kMmaFold) {
         if (n <= kStageJ) {
           constexpr int kMt = kBv / 16, kNt = 16 / (kWarps / kMt);
           static_assert(kBv % 16 == 0 && kWarps % kMt == 0 && kNt % 2 == 0,
                         "mma fold tiling");
+          constexpr bool kEarly = kNt <= 8;
+          if constexpr (kEarly) {
+            CpAsyncWaitAllButLast();  // the ring group (the tile may still fly)
+          } else {
+            CpAsyncWaitAll();
+          }
+          __syncthreads();  // staged ring (and, not kEarly, the tile) visible
           const int g = lane >> 2, tq = lane & 3;
           const int v0 = 16 * (warp % kMt), nt0 = (warp / kMt) * kNt;
           float wt[2][2];  // w_j of this lane's entries 2 tq (+ 1) (+ 8)
@@ -919,35 +929,65 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           // Rows v0 + g and v0 + g + 8 (both % 8 = g) of the swizzled tile.
           float* r0 = tile + (v0 + g) * kDim;
           float* r1 = r0 + 8 * kDim;
+          // C K of column tile nt (8 columns) into acc.
+          auto product = [&](const uint32_t(&b)[4], int h2, float(&acc)[4]) {
+            const uint32_t b0 = b[2 * h2] & m0, b1 = b[2 * h2 + 1] & m1;
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.f;
+            MmaBf16(acc, al, b0, b1);  // the small parts first
+            MmaBf16(acc, am, b0, b1);
+            MmaBf16(acc, ah, b0, b1);
+          };
+          // S = A S + acc over columns 8 nt + 2 tq (+ 1): chunk 2 nt + tq / 2.
+          auto update = [&](int nt, const float(&acc)[4]) {
+            const int off = (((2 * nt + (tq >> 1)) ^ g) << 2) + 2 * (tq & 1);
+            float2* s0 = reinterpret_cast<float2*>(r0 + off);
+            float2* s1 = reinterpret_cast<float2*>(r1 + off);
+            float2 u0 = *s0, u1 = *s1;
+            u0.x = fmaf(A, u0.x, acc[0]);
+            u0.y = fmaf(A, u0.y, acc[1]);
+            u1.x = fmaf(A, u1.x, acc[2]);
+            u1.y = fmaf(A, u1.y, acc[3]);
+            *s0 = u0;
+            *s1 = u1;
+          };
+          if constexpr (kEarly) {
+            uint32_t b[kNt / 2][4];
 #pragma unroll
-          for (int p2 = 0; p2 < kNt / 2; ++p2) {
-            const int nt = nt0 + 2 * p2;
-            uint32_t b[4];
-            LdMatrixX4Trans(b, brow + 8 * nt);
+            for (int p2 = 0; p2 < kNt / 2; ++p2) {
+              LdMatrixX4Trans(b[p2], brow + 8 * (nt0 + 2 * p2));
+            }
+            float acc[kNt][4];
 #pragma unroll
-            for (int h2 = 0; h2 < 2; ++h2) {
-              const uint32_t b0 = b[2 * h2] & m0, b1 = b[2 * h2 + 1] & m1;
-              float acc[4] = {0.f, 0.f, 0.f, 0.f};
-              MmaBf16(acc, al, b0, b1);  // the small parts first
-              MmaBf16(acc, am, b0, b1);
-              MmaBf16(acc, ah, b0, b1);
-              // Columns 8 (nt + h2) + 2 tq (+ 1): chunk 2 (nt + h2) + tq / 2.
-              const int off =
-                  (((2 * (nt + h2) + (tq >> 1)) ^ g) << 2) + 2 * (tq & 1);
-              float2* s0 = reinterpret_cast<float2*>(r0 + off);
-              float2* s1 = reinterpret_cast<float2*>(r1 + off);
-              float2 u0 = *s0, u1 = *s1;
-              u0.x = fmaf(A, u0.x, acc[0]);
-              u0.y = fmaf(A, u0.y, acc[1]);
-              u1.x = fmaf(A, u1.x, acc[2]);
-              u1.y = fmaf(A, u1.y, acc[3]);
-              *s0 = u0;
-              *s1 = u1;
+            for (int p2 = 0; p2 < kNt / 2; ++p2) {
+#pragma unroll
+              for (int h2 = 0; h2 < 2; ++h2)
+                product(b[p2], h2, acc[2 * p2 + h2]);
+            }
+            CpAsyncWaitAll();
+            __syncthreads();  // the whole tile
+#pragma unroll
+            for (int c = 0; c < kNt; ++c) update(nt0 + c, acc[c]);
+          } else {
+#pragma unroll
+            for (int p2 = 0; p2 < kNt / 2; ++p2) {
+              const int nt = nt0 + 2 * p2;
+              uint32_t b[4];
+              LdMatrixX4Trans(b, brow + 8 * nt);
+#pragma unroll
+              for (int h2 = 0; h2 < 2; ++h2) {
+                float acc[4];
+                product(b, h2, acc);
+                update(nt + h2, acc);
+              }
             }
           }
           __syncthreads();  // the tile folded
           folded = true;
         }
+      }
+      if (!folded) {
+        CpAsyncWaitAll();
+        __syncthreads();  // whole tile, staged ring and sh_w visible
       }
       for (int c0 = 0; !folded && c0 < n; c0 += kFoldChunk) {
         // Coefficients of this chunk (kRows entries per thread: a uniform trip
