@@ -25,9 +25,10 @@ pending_set() {
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
       # The previous sets ran in runs 81-82 and 84 (docs/BENCHMARKS.md):
       # regfold8 shipped in 692959f; coefmma, leank, rowpipe and lkrp are in
-      # the history at 2b4831d, regfold32 at 7436207; mmailp shipped (run 85).
-      variants=()
-      tested=""
+      # the history at 2b4831d, regfold32 at 7436207; mmailp shipped (run 85);
+      # foldnf and dotpair (runs 86-87) are in bench/results/run86, run87.
+      variants=(kfirst)
+      tested=" kfirst "
       ;;
     *)
       return 1
