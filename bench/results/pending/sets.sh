@@ -27,8 +27,8 @@ pending_set() {
       # regfold8 shipped in 692959f; coefmma, leank, rowpipe and lkrp are in
       # the history at 2b4831d, regfold32 at 7436207; mmailp shipped (run 85);
       # foldnf and dotpair (runs 86-87) are in bench/results/run86, run87.
-      variants=(kfirst)
-      tested=" kfirst "
+      variants=(kfirst bv16w4)
+      tested=" kfirst bv16w4 "
       ;;
     *)
       return 1
