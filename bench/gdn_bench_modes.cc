@@ -35,8 +35,7 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
       Setup st = MakeSetup(HV, B, r.s, rng);
       st.AllocRing(DType::kFp32, r.s);
       Variant v;
-      const double p =
-          Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
+      const double p = r.PackedMedian3(st, v);
       const Runner::Cycle c = r.Replay(st, v);
       const double sg = r.Staggered(st, v);
       if (pdl_ok) v.overlap = gdn::DecodeOverlap::kPrologue;
@@ -189,8 +188,7 @@ void FlushCost(Runner& r, std::mt19937& rng) {
       }
       const int calls = std::max(st.nsets, 32);
       for (const Variant& v : vars) {
-        const double p =
-            Median({r.Packed(st, v), r.Packed(st, v), r.Packed(st, v)});
+        const double p = r.PackedMedian3(st, v);
         // One graph of `calls` steps at cursor n, flags forced or not.
         auto step = [&](int n, bool force) {
           return r.UsPerCall(calls, [&](int i) {

@@ -53,6 +53,12 @@ struct Runner {
     });
   }
 
+  // The median of three packed timings: the baseline the A/B modes divide
+  // by, steadier than one graph.
+  double PackedMedian3(const Setup& st, const Variant& var) {
+    return Median({Packed(st, var), Packed(st, var), Packed(st, var)});
+  }
+
   struct Cycle {
     double nonflush_us = 0, flush_us = 0, cycle_us = 0;
   };
