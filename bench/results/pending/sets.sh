@@ -26,11 +26,10 @@ pending_set() {
       # The previous sets ran in runs 81-82 and 84 (docs/BENCHMARKS.md):
       # regfold8 shipped in 692959f; coefmma, leank, rowpipe and lkrp are in
       # the history at 2b4831d, regfold32 at 7436207; mmailp shipped (run 85);
-      # foldnf and dotpair (runs 86-87) are in bench/results/run86, run87.
-      # bv16b1 = bv16w4 plus kAuto's kBv16 at <= 16 pairs (16/16 B = 1): the
-      # same kernels, so only bv16w4 takes the GPU test.
-      variants=(kfirst bv16w4 bv16b1)
-      tested=" kfirst bv16w4 "
+      # foldnf and dotpair (runs 86-87) are in bench/results/run86, run87;
+      # kfirst, bv16w4 and bv16b1 (run 88) in bench/results/run88.
+      variants=()
+      tested=""
       ;;
     *)
       return 1
