@@ -1,7 +1,8 @@
 // Helper kernels of the benchmarks (plain C++ header): device-side random
 // fills (multi-GiB pools without host traffic), the bandwidth ceilings
-// measured in the same run as the kernels (in-place read-modify-write and a
-// read-only stream; the copy ceiling is cudaMemcpyAsync device-to-device), the
+// measured in the same run as the kernels (a one-shot copy kernel beside
+// cudaMemcpyAsync for the copy ceiling, an in-place read-modify-write and a
+// read-only stream), the
 // tf32 tensor ceiling (mma.sync) and the launch floor (an empty kernel).
 #ifndef ROLLOUT_BENCH_BENCH_KERNELS_H_
 #define ROLLOUT_BENCH_BENCH_KERNELS_H_
@@ -24,6 +25,11 @@ cudaError_t FillUniformBf16(uint16_t* x, size_t n, uint64_t seed, float lo,
 // streaming: evict-first loads/stores (ld/st.global.cs) instead of plain.
 cudaError_t ScaleInPlace(float* x, size_t n, float c, bool streaming,
                          cudaStream_t stream);
+// y = x over n floats, one 16-byte copy per thread of 128-thread CTAs (n a
+// multiple of 512, x and y 16-byte aligned; else cudaErrorInvalidValue):
+// 2n*4 bytes moved.
+cudaError_t CopyOneShot(const float* x, float* y, size_t n,
+                        cudaStream_t stream);
 // Captures the launches `body` issues on `stream` into an executable graph
 // (*exec; on an error nothing is left to destroy).
 cudaError_t CaptureGraph(cudaStream_t stream, const std::function<void()>& body,

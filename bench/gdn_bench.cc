@@ -26,8 +26,10 @@
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
 //             [--profile[=HV/B]] [--replay-only] [--overlap] [--flush-cost]
-//             [--layer] [--bounds] [--prefill]
+//             [--layer] [--bounds] [--prefill] [--ceilings]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
+// --ceilings: only the ceilings (each allocation's copy rates) and the
+//   batch-1 floors, the ReplaySSM bounds at those ceilings (a few seconds).
 // --explore: the tiles and coefficient routes side by side (design runs).
 // --profile[=HV/B]: a few plain launches for ncu (no timing; default 32/256).
 // --overlap: the launch overlaps (gdn::DecodeOverlap) side by side at batch
@@ -143,16 +145,8 @@ int Main(int argc, char** argv) {
     return 0;
   }
   const Ceilings ceil = MeasureCeilings(r.s, r.ev);
-  std::printf(
-      "ceilings: copy %.0f GB/s, in-place rmw %.0f GB/s (evict-first %.0f), "
-      "read-only %.0f GB/s; tensor mma.sync tf32 %.0f TFLOP/s (3xTF32 fp32 "
-      "products %.0f)\n",
-      ceil.copy_gbps, ceil.rmw_gbps, ceil.rmw_cs_gbps, ceil.read_gbps,
-      ceil.mma_tf32_tflops, ceil.mma_tf32_tflops / 3);
-  out["ceilings_gbps"] = {{"copy", ceil.copy_gbps},
-                          {"rmw", ceil.rmw_gbps},
-                          {"rmw_evict_first", ceil.rmw_cs_gbps},
-                          {"read", ceil.read_gbps}};
+  PrintCeilings(ceil);
+  out["ceilings_gbps"] = CeilingsJson(ceil);
   out["ceiling_mma_tf32_tflops"] = ceil.mma_tf32_tflops;
   out["replay_ratio_bounds"] = RatioBounds(ceil.copy_gbps, ceil.read_gbps);
   const Floors floors = MeasureFloors(r);
@@ -160,6 +154,10 @@ int Main(int argc, char** argv) {
       {"empty_1cta", floors.empty1},   {"empty_512x64", floors.empty512},
       {"rmw_2mib", floors.rmw_2mib},   {"rmw_1mib", floors.rmw_1mib},
       {"read_2mib", floors.read_2mib}, {"read_1mib", floors.read_1mib}};
+  if (o.ceilings_only) {
+    write_json();
+    return 0;
+  }
   json& recs = out["records"];
   if (o.prefill) {
     for (int HV : {32, 16}) PrefillLines(r, ceil, HV, &recs);

@@ -1,5 +1,6 @@
 #include "bench/gdn_bench_ceilings.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -27,37 +28,109 @@ double MeasureMmaTf32(cudaStream_t s, Events& ev) {
   return MmaTf32LoopFlops(kIters) / (Median(t) * 1e-3) / 1e12;
 }
 
+// Exits unless the copy kernel copies: dst zeroed, one CopyOneShot, then
+// the first and last 64 KiB of dst equal src's (the rate it is timed at is
+// a ceiling only if it moves the bytes).
+void CheckCopyKernel(const float* src, float* dst, size_t n, cudaStream_t s) {
+  constexpr size_t kEnd = 16384;  // floats, 64 KiB
+  BENCH_CUDA(cudaMemsetAsync(dst, 0, n * sizeof(float), s));
+  BENCH_CUDA(CopyOneShot(src, dst, n, s));
+  std::vector<float> a(2 * kEnd), b(2 * kEnd);
+  for (const size_t off : {size_t{0}, n - kEnd}) {
+    float* pa = a.data() + (off == 0 ? 0 : kEnd);
+    float* pb = b.data() + (off == 0 ? 0 : kEnd);
+    BENCH_CUDA(cudaMemcpyAsync(pa, src + off, kEnd * sizeof(float),
+                               cudaMemcpyDeviceToHost, s));
+    BENCH_CUDA(cudaMemcpyAsync(pb, dst + off, kEnd * sizeof(float),
+                               cudaMemcpyDeviceToHost, s));
+  }
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  if (a != b) {
+    std::fprintf(stderr, "gdn_bench: the copy kernel did not copy\n");
+    std::exit(1);
+  }
+}
+
 }  // namespace
 
 Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
+  constexpr int kAllocations = 3, kRuns = 12, kWarmup = 2;
   const size_t bytes = 2ull << 30, n = bytes / 4;
-  float* src = Alloc<float>(n);
-  float* dst = Alloc<float>(n);
-  float* sum = Alloc<float>(1);
-  BENCH_CUDA(FillUniform(src, n, 1, -1.f, 1.f, s));
-  BENCH_CUDA(cudaMemsetAsync(dst, 0, bytes, s));
-  std::vector<double> copy, rmw, rmw_cs, read;
-  for (int i = 0; i < 12; ++i) {
-    copy.push_back(ev.Time(s, [&] {
-      BENCH_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
-    }));
-    rmw.push_back(
-        ev.Time(s, [&] { BENCH_CUDA(ScaleInPlace(src, n, 1.0f, false, s)); }));
-    rmw_cs.push_back(
-        ev.Time(s, [&] { BENCH_CUDA(ScaleInPlace(src, n, 1.0f, true, s)); }));
-    read.push_back(ev.Time(s, [&] { BENCH_CUDA(ReadSum(src, n, sum, s)); }));
+  // All pairs are held at once, so that each has its own physical pages.
+  std::vector<float*> src(kAllocations), dst(kAllocations);
+  for (int i = 0; i < kAllocations; ++i) {
+    src[i] = Alloc<float>(n);
+    dst[i] = Alloc<float>(n);
+    BENCH_CUDA(FillUniform(src[i], n, 1 + i, -1.f, 1.f, s));
+    BENCH_CUDA(cudaMemsetAsync(dst[i], 0, bytes, s));
   }
+  float* sum = Alloc<float>(1);
   Ceilings c;
-  // Drop the first two of each (warm-up).
-  for (auto* v : {&copy, &rmw, &rmw_cs, &read})
-    v->erase(v->begin(), v->begin() + 2);
-  c.copy_gbps = 2.0 * bytes / (Median(copy) * 1e-3) / 1e9;
-  c.rmw_gbps = 2.0 * bytes / (Median(rmw) * 1e-3) / 1e9;
-  c.rmw_cs_gbps = 2.0 * bytes / (Median(rmw_cs) * 1e-3) / 1e9;
-  c.read_gbps = 1.0 * bytes / (Median(read) * 1e-3) / 1e9;
-  FreeAll(src, dst, sum);
+  std::vector<double> copy, rmw, rmw_cs, read;
+  CheckCopyKernel(src[0], dst[0], n, s);
+  for (int i = 0; i < kAllocations; ++i) {
+    // Timings in ms, in the order of `moved` below.
+    std::vector<double> t[5];
+    for (int run = 0; run < kRuns; ++run) {
+      t[0].push_back(ev.Time(s, [&] {
+        BENCH_CUDA(cudaMemcpyAsync(dst[i], src[i], bytes,
+                                   cudaMemcpyDeviceToDevice, s));
+      }));
+      t[1].push_back(
+          ev.Time(s, [&] { BENCH_CUDA(CopyOneShot(src[i], dst[i], n, s)); }));
+      t[2].push_back(ev.Time(
+          s, [&] { BENCH_CUDA(ScaleInPlace(src[i], n, 1.0f, false, s)); }));
+      t[3].push_back(ev.Time(
+          s, [&] { BENCH_CUDA(ScaleInPlace(src[i], n, 1.0f, true, s)); }));
+      t[4].push_back(
+          ev.Time(s, [&] { BENCH_CUDA(ReadSum(src[i], n, sum, s)); }));
+    }
+    const double moved[5] = {2.0 * bytes, 2.0 * bytes, 2.0 * bytes, 2.0 * bytes,
+                             1.0 * bytes};
+    double gbps[5];
+    for (int k = 0; k < 5; ++k) {
+      t[k].erase(t[k].begin(), t[k].begin() + kWarmup);
+      gbps[k] = moved[k] / (Median(t[k]) * 1e-3) / 1e9;
+    }
+    c.copy_memcpy_gbps.push_back(gbps[0]);
+    c.copy_kernel_gbps.push_back(gbps[1]);
+    copy.push_back(std::max(gbps[0], gbps[1]));
+    rmw.push_back(gbps[2]);
+    rmw_cs.push_back(gbps[3]);
+    read.push_back(gbps[4]);
+  }
+  for (int i = 0; i < kAllocations; ++i) FreeAll(src[i], dst[i]);
+  FreeAll(sum);
+  c.copy_gbps = Median(copy);
+  c.rmw_gbps = Median(rmw);
+  c.rmw_cs_gbps = Median(rmw_cs);
+  c.read_gbps = Median(read);
   c.mma_tf32_tflops = MeasureMmaTf32(s, ev);
   return c;
+}
+
+void PrintCeilings(const Ceilings& c) {
+  std::printf(
+      "ceilings: copy %.0f GB/s (per allocation, cudaMemcpyAsync / "
+      "copy kernel:",
+      c.copy_gbps);
+  for (size_t i = 0; i < c.copy_memcpy_gbps.size(); ++i) {
+    std::printf(" %.0f / %.0f", c.copy_memcpy_gbps[i], c.copy_kernel_gbps[i]);
+  }
+  std::printf(
+      "), in-place rmw %.0f GB/s (evict-first %.0f), read-only %.0f GB/s; "
+      "tensor mma.sync tf32 %.0f TFLOP/s (3xTF32 fp32 products %.0f)\n",
+      c.rmw_gbps, c.rmw_cs_gbps, c.read_gbps, c.mma_tf32_tflops,
+      c.mma_tf32_tflops / 3);
+}
+
+json CeilingsJson(const Ceilings& c) {
+  return {{"copy", c.copy_gbps},
+          {"rmw", c.rmw_gbps},
+          {"rmw_evict_first", c.rmw_cs_gbps},
+          {"read", c.read_gbps},
+          {"copy_memcpy_by_allocation", c.copy_memcpy_gbps},
+          {"copy_kernel_by_allocation", c.copy_kernel_gbps}};
 }
 
 // The largest ReplaySSM L = 16 speed-up over the packed step that the byte

@@ -5,6 +5,8 @@
 #ifndef ROLLOUT_BENCH_GDN_BENCH_CEILINGS_H_
 #define ROLLOUT_BENCH_GDN_BENCH_CEILINGS_H_
 
+#include <vector>
+
 #include "bench/gdn_bench_runner.h"
 #include "nlohmann/json.hpp"
 
@@ -13,11 +15,23 @@ namespace rollout::bench {
 struct Ceilings {
   double copy_gbps = 0, rmw_gbps = 0, rmw_cs_gbps = 0, read_gbps = 0;
   double mma_tf32_tflops = 0;  // mma.sync m16n8k8 tf32, every SM busy
+  // The copy rate of each allocation by cudaMemcpyAsync and by the one-shot
+  // copy kernel (bench_kernels.h: CopyOneShot).
+  std::vector<double> copy_memcpy_gbps, copy_kernel_gbps;
 };
 
-// The copy, in-place and read-only bandwidth over 2 GiB and the tf32
-// tensor rate (medians after warm-up).
+// The copy, in-place and read-only bandwidth over 2 GiB and the tf32 tensor
+// rate. One allocation's figure moves by ~1-2 % from one allocation (or run)
+// to the next: on the H200 cudaMemcpyAsync measured 4194-4277 GB/s in runs
+// 18-85 (docs/BENCHMARKS.md), while the packed kernels' times stayed within
+// 0.5 %. So each ceiling is the median over three 2 GiB allocations of the
+// per-allocation medians (after warm-up), and the copy of an allocation is
+// the faster of cudaMemcpyAsync and the copy kernel.
 Ceilings MeasureCeilings(cudaStream_t s, Events& ev);
+// One line: the ceilings, with each allocation's two copy rates.
+void PrintCeilings(const Ceilings& c);
+// The ceilings as the benchmark JSON's "ceilings_gbps".
+nlohmann::json CeilingsJson(const Ceilings& c);
 
 // The H200 ceilings of run 26 (the figures of record), for --bounds.
 inline constexpr double kRun26CopyGbps = 4245, kRun26ReadGbps = 4334;
