@@ -2,8 +2,8 @@
 // fills (multi-GiB pools without host traffic), the bandwidth ceilings
 // measured in the same run as the kernels (a one-shot copy kernel beside
 // cudaMemcpyAsync for the copy ceiling, an in-place read-modify-write and a
-// read-only stream), the
-// tf32 tensor ceiling (mma.sync) and the launch floor (an empty kernel).
+// read-only stream), the tf32 tensor ceiling (mma.sync) and the launch floor
+// (an empty kernel).
 #ifndef ROLLOUT_BENCH_BENCH_KERNELS_H_
 #define ROLLOUT_BENCH_BENCH_KERNELS_H_
 
