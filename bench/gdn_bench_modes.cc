@@ -217,9 +217,11 @@ void FlushCost(Runner& r, std::mt19937& rng) {
 
 // --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
 // key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
-// (twice), then twice each the shipped ReplaySSM non-flush (cursor 7) and
-// flush (cursor 15) steps (kAuto: at B = 256 the precomputed route, bv64),
-// then the fused route's non-flush and flush steps (bv64).
+// (twice), then twice each the shipped ReplaySSM non-flush steps at cursors
+// 0, 1 and 7 and the flush (cursor 15) (kAuto: at B = 256 the precomputed
+// route, bv64), then the fused route's non-flush and flush steps (bv64): 12
+// launches. Cursors 0 and 1 separate what a batch-1 non-flush step pays for
+// its first ring entry (0.23-0.28 us on the H200, run 85's --flush-cost).
 void ProfileLaunches(Runner& r, int HV, int B) {
   std::mt19937 prng(99);
   Setup st = MakeSetup(HV, B, r.s, prng);
@@ -238,8 +240,9 @@ void ProfileLaunches(Runner& r, int HV, int B) {
         r.s));
   };
   for (int i = 0; i < 2; ++i) {
-    rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 7);
-    rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, 15);
+    for (const int cursor : {0, 1, 7, 15}) {
+      rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, cursor);
+    }
   }
   rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
   rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 15);

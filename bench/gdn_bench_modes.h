@@ -28,9 +28,11 @@ void FlushCost(Runner& r, std::mt19937& rng);
 
 // --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
 // key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
-// (twice), then twice each the shipped ReplaySSM non-flush (cursor 7) and
-// flush (cursor 15) steps (kAuto: at B = 256 the precomputed route, bv64),
-// then the fused route's non-flush and flush steps (bv64).
+// (twice), then twice each the shipped ReplaySSM non-flush steps at cursors
+// 0, 1 and 7 and the flush (cursor 15) (kAuto: at B = 256 the precomputed
+// route, bv64), then the fused route's non-flush and flush steps (bv64): 12
+// launches. Cursors 0 and 1 separate what a batch-1 non-flush step pays for
+// its first ring entry (0.23-0.28 us on the H200, run 85's --flush-cost).
 void ProfileLaunches(Runner& r, int HV, int B);
 
 // Whether programmatic dependent launch works here (probed once, outside any
