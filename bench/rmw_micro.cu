@@ -186,9 +186,15 @@ __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
 // shared memory, a sum kept alive by a never-taken store. spin > 0: every
 // warp then stays busy for `spin` more clock cycles (a decode CTA's work
 // after its tile arrived, during which it holds its shared memory with no
-// bytes in flight).
+// bytes in flight). pieces > 0 (32 KB chunks, pieces <= 8, 16 * pieces <=
+// blockDim): the CTA also reads `pieces` ring entries of 256 B, as the
+// precomputed route's bv64 CTA stages its d entries: chunk c of slot
+// perm[c / cpb] is v-block c % 2 of head (c % cpb) / 2, whose ring is
+// [16][128] floats at ring + (slot * cpb / 2 + head) * 2048; entry j's 64
+// floats of that v-block follow the chunk in shared memory.
 __global__ void ChunkReadKernel(const float* x, int chunk, const int* perm,
-                                int cpb, float* sink, int spin = 0) {
+                                int cpb, float* sink, int spin = 0,
+                                const float* ring = nullptr, int pieces = 0) {
   extern __shared__ float4 rbuf[];
   const float4* g =
       ChunkPtr(const_cast<float*>(x), blockIdx.x, chunk, perm, cpb);
@@ -198,9 +204,20 @@ __global__ void ChunkReadKernel(const float* x, int chunk, const int* perm,
         "cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(SmemAddr(rbuf + i)),
         "l"(g + i));
   }
+  const int ring4 = pieces * 16;  // float4 of ring entries
+  if (threadIdx.x < ring4) {
+    const int c = static_cast<int>(blockIdx.x % cpb);
+    const int64_t head =
+        static_cast<int64_t>(perm[blockIdx.x / cpb]) * (cpb / 2) + c / 2;
+    const int j = threadIdx.x / 16, q = threadIdx.x % 16;
+    const float* src = ring + head * 2048 + j * 128 + (c % 2) * 64 + q * 4;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                     SmemAddr(rbuf + n4 + threadIdx.x)),
+                 "l"(src));
+  }
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
   float acc = 0.f;
-  for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+  for (int i = threadIdx.x; i < n4 + ring4; i += blockDim.x) {
     const float4 v = rbuf[i];
     acc += v.x + v.y + v.z + v.w;
   }
@@ -540,6 +557,11 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
     std::iota(order.begin(), order.end(), 0);
     int* contig = nullptr;
     int* scatter = nullptr;
+    // The read lines' ring entries (ChunkReadKernel): [16][128] floats for
+    // every 64 KB head of every slot, bytes / 8 in all.
+    float* ring = nullptr;
+    CKM(cudaMalloc(&ring, bytes / 8));
+    CKM(cudaMemset(ring, 0, bytes / 8));
     CKM(cudaMalloc(&contig, nslots * sizeof(int)));
     CKM(cudaMemcpy(contig, order.data(), nslots * sizeof(int),
                    cudaMemcpyHostToDevice));
@@ -592,6 +614,7 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
     struct PatternVariant {
       const char* suffix;
       int smem, spin;
+      int pieces;  // read lines: ring entries of 256 B per CTA
     };
     for (const int batch : {128, 256, 512, 1024}) {
       if (nslots / batch < 1) continue;
@@ -639,26 +662,34 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
       // runs 74-78): occupancy and the CTA's work after its tile arrived.
       // "_occ5": shared memory as the fused route's staged bv64 kernel
       // (44032 B: five CTAs per SM, the pattern alone six); "_sN": N clock
-      // cycles of work per warp after the tile arrived.
+      // cycles of work per warp after the tile arrived; "_ring7": each CTA
+      // also reads 7 ring entries of 256 B (a cycle's mean over the
+      // non-flush cursors 0-14: the d entries the precomputed route
+      // stages), its bytes counted.
       static const PatternVariant kReadVariants[] = {
-          {"", kReadChunk, 0},
-          {"_occ5", 44032, 0},
-          {"_s1000", kReadChunk, 1000},
-          {"_occ5_s1000", 44032, 1000},
-          {"_occ5_s3000", 44032, 3000}};
+          {"", kReadChunk, 0, 0},
+          {"_occ5", 44032, 0, 0},
+          {"_s1000", kReadChunk, 1000, 0},
+          {"_occ5_s1000", 44032, 1000, 0},
+          {"_occ5_s3000", 44032, 3000, 0},
+          {"_ring7", kReadChunk + 7 * 256, 0, 7},
+          {"_occ5_s1000_ring7", 44032, 1000, 7}};
       for (const PatternVariant& rv : kReadVariants) {
         const bool variant = rv.smem != kReadChunk || rv.spin != 0;
         if (variant && batch != 128 && batch != 1024) continue;
+        const double ring_bytes = 256.0 * rv.pieces * batch * rcpb;
         CKM(steps("read_slots_" + tag + std::to_string(batch) + rv.suffix,
-                  batch, scatter, 1.0 * batch * slot, [&](const int* t) {
+                  batch, scatter, 1.0 * batch * slot + ring_bytes,
+                  [&](const int* t) {
                     ChunkReadKernel<<<static_cast<unsigned>(batch * rcpb), 128,
                                       rv.smem, s>>>(x, kReadChunk, t, rcpb, sum,
-                                                    rv.spin);
+                                                    rv.spin, ring, rv.pieces);
                   }));
       }
     }
     CKM(cudaFree(contig));
     CKM(cudaFree(scatter));
+    CKM(cudaFree(ring));
     if (pairs != nullptr) CKM(cudaFree(pairs));
   }
   auto chunk_rd = [&](int chunk, int threads, int use_perm) {
