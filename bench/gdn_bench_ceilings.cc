@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <vector>
 
 #include "bench/bench_kernels.h"
@@ -35,19 +37,18 @@ void CheckCopyKernel(const float* src, float* dst, size_t n, cudaStream_t s) {
   constexpr size_t kEnd = 16384;  // floats, 64 KiB
   BENCH_CUDA(cudaMemsetAsync(dst, 0, n * sizeof(float), s));
   BENCH_CUDA(CopyOneShot(src, dst, n, s));
-  std::vector<float> a(2 * kEnd), b(2 * kEnd);
-  for (const size_t off : {size_t{0}, n - kEnd}) {
-    float* pa = a.data() + (off == 0 ? 0 : kEnd);
-    float* pb = b.data() + (off == 0 ? 0 : kEnd);
-    BENCH_CUDA(cudaMemcpyAsync(pa, src + off, kEnd * sizeof(float),
-                               cudaMemcpyDeviceToHost, s));
-    BENCH_CUDA(cudaMemcpyAsync(pb, dst + off, kEnd * sizeof(float),
-                               cudaMemcpyDeviceToHost, s));
-  }
+  // The copies below run on stream 0, which does not wait for s.
   BENCH_CUDA(cudaStreamSynchronize(s));
-  if (a != b) {
-    std::fprintf(stderr, "gdn_bench: the copy kernel did not copy\n");
-    std::exit(1);
+  for (const size_t off : {size_t{0}, n - kEnd}) {
+    std::vector<float> a(kEnd), b(kEnd);
+    BENCH_CUDA(cudaMemcpy(a.data(), src + off, kEnd * sizeof(float),
+                          cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(b.data(), dst + off, kEnd * sizeof(float),
+                          cudaMemcpyDeviceToHost));
+    if (a != b) {
+      std::fprintf(stderr, "gdn_bench: the copy kernel did not copy\n");
+      std::exit(1);
+    }
   }
 }
 
@@ -65,39 +66,46 @@ Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
     BENCH_CUDA(cudaMemsetAsync(dst[i], 0, bytes, s));
   }
   float* sum = Alloc<float>(1);
+  CheckCopyKernel(src[0], dst[0], n, s);
+  // The timed passes over allocation i: bytes moved, launch.
+  struct Pass {
+    double moved;
+    std::function<void(int)> launch;
+  };
+  enum { kMemcpy, kCopyKernel, kRmw, kRmwCs, kRead, kPasses };
+  const Pass passes[kPasses] = {
+      {2.0 * bytes,
+       [&](int i) {
+         BENCH_CUDA(cudaMemcpyAsync(dst[i], src[i], bytes,
+                                    cudaMemcpyDeviceToDevice, s));
+       }},
+      {2.0 * bytes,
+       [&](int i) { BENCH_CUDA(CopyOneShot(src[i], dst[i], n, s)); }},
+      {2.0 * bytes,
+       [&](int i) { BENCH_CUDA(ScaleInPlace(src[i], n, 1.0f, false, s)); }},
+      {2.0 * bytes,
+       [&](int i) { BENCH_CUDA(ScaleInPlace(src[i], n, 1.0f, true, s)); }},
+      {1.0 * bytes, [&](int i) { BENCH_CUDA(ReadSum(src[i], n, sum, s)); }}};
   Ceilings c;
   std::vector<double> copy, rmw, rmw_cs, read;
-  CheckCopyKernel(src[0], dst[0], n, s);
   for (int i = 0; i < kAllocations; ++i) {
-    // Timings in ms, in the order of `moved` below.
-    std::vector<double> t[5];
+    std::vector<double> t[kPasses];  // ms; the passes interleaved per run
     for (int run = 0; run < kRuns; ++run) {
-      t[0].push_back(ev.Time(s, [&] {
-        BENCH_CUDA(cudaMemcpyAsync(dst[i], src[i], bytes,
-                                   cudaMemcpyDeviceToDevice, s));
-      }));
-      t[1].push_back(
-          ev.Time(s, [&] { BENCH_CUDA(CopyOneShot(src[i], dst[i], n, s)); }));
-      t[2].push_back(ev.Time(
-          s, [&] { BENCH_CUDA(ScaleInPlace(src[i], n, 1.0f, false, s)); }));
-      t[3].push_back(ev.Time(
-          s, [&] { BENCH_CUDA(ScaleInPlace(src[i], n, 1.0f, true, s)); }));
-      t[4].push_back(
-          ev.Time(s, [&] { BENCH_CUDA(ReadSum(src[i], n, sum, s)); }));
+      for (int k = 0; k < kPasses; ++k) {
+        t[k].push_back(ev.Time(s, [&] { passes[k].launch(i); }));
+      }
     }
-    const double moved[5] = {2.0 * bytes, 2.0 * bytes, 2.0 * bytes, 2.0 * bytes,
-                             1.0 * bytes};
-    double gbps[5];
-    for (int k = 0; k < 5; ++k) {
+    double gbps[kPasses];
+    for (int k = 0; k < kPasses; ++k) {
       t[k].erase(t[k].begin(), t[k].begin() + kWarmup);
-      gbps[k] = moved[k] / (Median(t[k]) * 1e-3) / 1e9;
+      gbps[k] = passes[k].moved / (Median(t[k]) * 1e-3) / 1e9;
     }
-    c.copy_memcpy_gbps.push_back(gbps[0]);
-    c.copy_kernel_gbps.push_back(gbps[1]);
-    copy.push_back(std::max(gbps[0], gbps[1]));
-    rmw.push_back(gbps[2]);
-    rmw_cs.push_back(gbps[3]);
-    read.push_back(gbps[4]);
+    c.copy_memcpy_gbps.push_back(gbps[kMemcpy]);
+    c.copy_kernel_gbps.push_back(gbps[kCopyKernel]);
+    copy.push_back(std::max(gbps[kMemcpy], gbps[kCopyKernel]));
+    rmw.push_back(gbps[kRmw]);
+    rmw_cs.push_back(gbps[kRmwCs]);
+    read.push_back(gbps[kRead]);
   }
   for (int i = 0; i < kAllocations; ++i) FreeAll(src[i], dst[i]);
   FreeAll(sum);

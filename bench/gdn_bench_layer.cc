@@ -70,7 +70,7 @@ LayerTimes LayerChain(Runner& r, Setup& st) {
   auto conv_params = [&](const int32_t* slots) {  // y: the decode input
     return ConvUpdateParams(cd, B, x, w, cst, st.num_slots, slots, st.qkv);
   };
-  const int calls = std::max(st.nsets, 32);
+  const int calls = Runner::GraphCalls(st.nsets);
   // (separate launches with `overlap`, or the pair) -> µs per layer call.
   auto packed = [&](bool pair, gdn::DecodeOverlap overlap) {
     Variant v;
@@ -156,7 +156,7 @@ json BenchConvDecode(Runner& r, int HV, int B) {
       FillUniformBf16(w, static_cast<size_t>(conv_dim) * 4, 32, -1, 1, r.s));
   BENCH_CUDA(FillUniformBf16(st, static_cast<size_t>(nsets) * B * 3 * conv_dim,
                              33, -1, 1, r.s));
-  const double us = r.UsPerCall(std::max(nsets, 32), [&](int i) {
+  const double us = r.UsPerCall(Runner::GraphCalls(nsets), [&](int i) {
     BENCH_OK(gdn::LaunchGdnCausalConv(
         ConvUpdateParams(conv_dim, B, x, w, st, static_cast<int64_t>(nsets) * B,
                          slots + (i % nsets) * B, y),

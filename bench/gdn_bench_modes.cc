@@ -186,7 +186,7 @@ void FlushCost(Runner& r, std::mt19937& rng) {
         vars.emplace_back();
         vars.back().tile = DecodeTile::kBv8;
       }
-      const int calls = std::max(st.nsets, 32);
+      const int calls = Runner::GraphCalls(st.nsets);
       for (const Variant& v : vars) {
         const double p = r.PackedMedian3(st, v);
         // One graph of `calls` steps at cursor n, flags forced or not.
