@@ -132,7 +132,7 @@ int Main(int argc, char** argv) {
   // Memory-pattern microbenchmarks (rmw_micro.h): which access pattern reaches
   // the copy ceiling for an in-place read-modify-write.
   std::vector<MicroResult> micro_res;
-  if (o.micro || o.micro_only) {
+  if ((o.micro && !o.ceilings_only) || o.micro_only) {
     micro_res = RunRmwMicro(r.s, 2ull << 30, 7);
     json& m = out["micro"];
     for (const MicroResult& x : micro_res) {

@@ -418,11 +418,11 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   if (precomputed) {
     a.coef = params.coef_scratch;
     a.coef_stride = GdnReplayParams::CoefStride(params.ring.length);
-    return Launched(bf16 ? internal::LaunchReplayCoefDecodeKernelBf16(
-                               tile, stage, a, stream, pdl)
-                         : internal::LaunchReplayCoefDecodeKernelF32(
-                               tile, stage, a, stream, pdl),
-                    "LaunchGdnReplayDecode");
+    return Launched(
+        bf16
+            ? internal::LaunchReplayCoefDecodeKernelBf16(tile, stage, a, stream)
+            : internal::LaunchReplayCoefDecodeKernelF32(tile, stage, a, stream),
+        "LaunchGdnReplayDecode");
   }
   return Launched(
       bf16 ? internal::LaunchReplayDecodeKernelBf16(tile, stage, a, stream, pdl)

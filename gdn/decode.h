@@ -117,7 +117,9 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 // still (its contract holds after the conv kernel).
 enum class DecodeOverlap : int {
   kAuto = 0,  // kLaunch where it measured faster (DecodeOverlapFor), else kNone
-  kNone = 1,  // a plain launch
+  // A plain launch. (On the precomputed coefficient route the decode kernel
+  // still overlaps its own pre-kernel, which is the plain launch.)
+  kNone = 1,
   // The CTAs are launched during the preceding kernel's tail and wait for it
   // (and its memory) before their first memory access: the semantics of a
   // plain launch, with the launch latency hidden. Safe after any kernel.

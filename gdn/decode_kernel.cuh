@@ -1187,16 +1187,21 @@ cudaError_t LaunchDecodeStaged(DecodeTile tile, bool stage, const DecodeArgs& a,
 cudaError_t LaunchReplayCoef(const DecodeArgs& a, cudaStream_t stream);
 
 // The precomputed route: the pre-kernel, then the decode kernel reading its
-// records.
+// records. The decode kernel is always a programmatic dependent of the
+// pre-kernel, whatever the step's overlap: the pre-kernel is a plain launch
+// (it starts after the caller's preceding kernel has finished) and writes
+// only the records, which the decode kernel reads after its dependency wait.
+// So under DecodeOverlap::kNone the decode kernel streams its state while the
+// pre-kernel runs, with the semantics of a plain launch towards the caller's
+// kernels (under kLaunch it still waits first).
 template <typename RingT>
 cudaError_t LaunchReplayCoefDecode(DecodeTile tile, bool stage,
-                                   const DecodeArgs& a, cudaStream_t stream,
-                                   bool pdl) {
+                                   const DecodeArgs& a, cudaStream_t stream) {
   if (const cudaError_t e = LaunchReplayCoef(a, stream); e != cudaSuccess) {
     return e;
   }
   return LaunchDecodeStaged<DecodeMode::kReplayCoef, RingT>(tile, stage, a,
-                                                            stream, pdl);
+                                                            stream, true);
 }
 
 // Entry points of the instantiation files (one per mode / ring dtype, so nvcc
@@ -1210,13 +1215,14 @@ cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
                                          const DecodeArgs& a,
                                          cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream);
-// Pre-kernel + decode with precomputed coefficients.
+// Pre-kernel + decode with precomputed coefficients (the decode kernel a
+// programmatic dependent of the pre-kernel: LaunchReplayCoefDecode).
 cudaError_t LaunchReplayCoefDecodeKernelF32(DecodeTile tile, bool stage,
                                             const DecodeArgs& a,
-                                            cudaStream_t stream, bool pdl);
+                                            cudaStream_t stream);
 cudaError_t LaunchReplayCoefDecodeKernelBf16(DecodeTile tile, bool stage,
                                              const DecodeArgs& a,
-                                             cudaStream_t stream, bool pdl);
+                                             cudaStream_t stream);
 cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,
                                        cudaStream_t stream);
 

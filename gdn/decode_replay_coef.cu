@@ -6,8 +6,8 @@ namespace rollout::gdn::internal {
 
 cudaError_t LaunchReplayCoefDecodeKernelF32(DecodeTile tile, bool stage,
                                             const DecodeArgs& a,
-                                            cudaStream_t stream, bool pdl) {
-  return LaunchReplayCoefDecode<float>(tile, stage, a, stream, pdl);
+                                            cudaStream_t stream) {
+  return LaunchReplayCoefDecode<float>(tile, stage, a, stream);
 }
 
 }  // namespace rollout::gdn::internal

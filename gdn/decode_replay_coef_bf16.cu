@@ -8,8 +8,8 @@ namespace rollout::gdn::internal {
 
 cudaError_t LaunchReplayCoefDecodeKernelBf16(DecodeTile tile, bool stage,
                                              const DecodeArgs& a,
-                                             cudaStream_t stream, bool pdl) {
-  return LaunchReplayCoefDecode<uint16_t>(tile, stage, a, stream, pdl);
+                                             cudaStream_t stream) {
+  return LaunchReplayCoefDecode<uint16_t>(tile, stage, a, stream);
 }
 
 }  // namespace rollout::gdn::internal

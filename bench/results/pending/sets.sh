@@ -27,7 +27,9 @@ pending_set() {
       # regfold8 shipped in 692959f; coefmma, leank, rowpipe and lkrp are in
       # the history at 2b4831d, regfold32 at 7436207; mmailp shipped (run 85);
       # foldnf and dotpair (runs 86-87) are in bench/results/run86, run87;
-      # kfirst, bv16w4 and bv16b1 (run 88) in bench/results/run88.
+      # kfirst, bv16w4 and bv16b1 (run 88) in bench/results/run88;
+      # coefpdl shipped and knokeep was rejected (run 94, both patches in
+      # bench/results/run94).
       variants=()
       tested=""
       ;;
