@@ -1148,6 +1148,15 @@ cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
 template <DecodeMode kMode, typename RingT, bool kStage>
 cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
                                 cudaStream_t stream, bool pdl) {
+  // The fused route's staged kernels hold the staged k rows and d entries
+  // and the static coefficient arrays in shared memory beside the tile: bv64
+  // 42-45 KB per block with the driver's 1 KB (bf16 / fp32 ring: five fit an
+  // SM's 228 KB), bv128 78-82 KB (two). Their register caps follow those
+  // counts instead of the tiles' six and three, which no SM reached and
+  // which cost them spills (ptxas: 4-8 bytes at 80 registers; 95-103
+  // registers now, none spilled). Run 97 (H100, fp32 ring): level at 16/16
+  // B = 128, the kAuto line on the staged bv64 tile (cycle -0.1 %).
+  constexpr bool kFusedStaged = kMode == DecodeMode::kReplay && kStage;
   switch (tile) {
     case DecodeTile::kBv4:
       return LaunchDecodeTile<Tile<1, 1, 1>, kMode, RingT, false>(a, stream,
@@ -1162,11 +1171,11 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
       return LaunchDecodeTile<Tile<4, 2, 6>, kMode, RingT, kStage>(a, stream,
                                                                    pdl);
     case DecodeTile::kBv64:
-      return LaunchDecodeTile<Tile<4, 4, 6>, kMode, RingT, kStage>(a, stream,
-                                                                   pdl);
+      return LaunchDecodeTile<Tile<4, 4, kFusedStaged ? 5 : 6>, kMode, RingT,
+                              kStage>(a, stream, pdl);
     case DecodeTile::kBv128:
-      return LaunchDecodeTile<Tile<8, 4, 3>, kMode, RingT, kStage>(a, stream,
-                                                                   pdl);
+      return LaunchDecodeTile<Tile<8, 4, kFusedStaged ? 2 : 3>, kMode, RingT,
+                              kStage>(a, stream, pdl);
     default:  // kAuto: resolved before
       break;
   }

@@ -29,7 +29,8 @@ pending_set() {
       # foldnf and dotpair (runs 86-87) are in bench/results/run86, run87;
       # kfirst, bv16w4 and bv16b1 (run 88) in bench/results/run88;
       # coefpdl shipped and knokeep was rejected (run 94, both patches in
-      # bench/results/run94).
+      # bench/results/run94); smemcap shipped and coef5 was rejected (run 97,
+      # both in bench/results/run97).
       variants=()
       tested=""
       ;;
