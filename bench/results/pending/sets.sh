@@ -30,9 +30,10 @@ pending_set() {
       # kfirst, bv16w4 and bv16b1 (run 88) in bench/results/run88;
       # coefpdl shipped and knokeep was rejected (run 94, both patches in
       # bench/results/run94); smemcap shipped and coef5 was rejected (run 97,
-      # both in bench/results/run97).
-      variants=()
-      tested=""
+      # both in bench/results/run97). kpf (twenty-seventh session): the
+      # H200's 16/32 B = 1024 flush (README.md).
+      variants=(kpf)
+      tested=" kpf "
       ;;
     *)
       return 1
