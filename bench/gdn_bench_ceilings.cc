@@ -86,8 +86,9 @@ Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
       {2.0 * bytes,
        [&](int i) { BENCH_CUDA(ScaleInPlace(src[i], n, 1.0f, true, s)); }},
       {1.0 * bytes, [&](int i) { BENCH_CUDA(ReadSum(src[i], n, sum, s)); }}};
-  Ceilings c;
-  std::vector<double> copy, rmw, rmw_cs, read;
+  // GB/s of each pass, one entry per allocation (the median of its runs).
+  std::vector<double> gbps[kPasses];
+  std::vector<double> copy;  // per allocation, the faster copy
   for (int i = 0; i < kAllocations; ++i) {
     std::vector<double> t[kPasses];  // ms; the passes interleaved per run
     for (int run = 0; run < kRuns; ++run) {
@@ -95,24 +96,21 @@ Ceilings MeasureCeilings(cudaStream_t s, Events& ev) {
         t[k].push_back(ev.Time(s, [&] { passes[k].launch(i); }));
       }
     }
-    double gbps[kPasses];
     for (int k = 0; k < kPasses; ++k) {
       t[k].erase(t[k].begin(), t[k].begin() + kWarmup);
-      gbps[k] = passes[k].moved / (Median(t[k]) * 1e-3) / 1e9;
+      gbps[k].push_back(passes[k].moved / (Median(t[k]) * 1e-3) / 1e9);
     }
-    c.copy_memcpy_gbps.push_back(gbps[kMemcpy]);
-    c.copy_kernel_gbps.push_back(gbps[kCopyKernel]);
-    copy.push_back(std::max(gbps[kMemcpy], gbps[kCopyKernel]));
-    rmw.push_back(gbps[kRmw]);
-    rmw_cs.push_back(gbps[kRmwCs]);
-    read.push_back(gbps[kRead]);
+    copy.push_back(std::max(gbps[kMemcpy][i], gbps[kCopyKernel][i]));
   }
   for (int i = 0; i < kAllocations; ++i) FreeAll(src[i], dst[i]);
   FreeAll(sum);
+  Ceilings c;
+  c.copy_memcpy_gbps = gbps[kMemcpy];
+  c.copy_kernel_gbps = gbps[kCopyKernel];
   c.copy_gbps = Median(copy);
-  c.rmw_gbps = Median(rmw);
-  c.rmw_cs_gbps = Median(rmw_cs);
-  c.read_gbps = Median(read);
+  c.rmw_gbps = Median(gbps[kRmw]);
+  c.rmw_cs_gbps = Median(gbps[kRmwCs]);
+  c.read_gbps = Median(gbps[kRead]);
   c.mma_tf32_tflops = MeasureMmaTf32(s, ev);
   return c;
 }

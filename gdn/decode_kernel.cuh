@@ -1113,6 +1113,12 @@ cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
   auto kernel = GdnDecodeKernel<T, kMode, RingT, kStage>;
   constexpr int kSmem =
       SmemBytes<T, RingT, kStage, kMode == DecodeMode::kReplayCoef>();
+  // The register cap of __launch_bounds__ is for T::kMinBlocks CTAs per SM;
+  // a cap for more CTAs than the shared memory lets in only costs spills
+  // (smemcap, LaunchDecodeForTile). The dynamic part (with the driver's 1 KB
+  // per CTA) must fit the SM's 228 KB; the static arrays add up to 4.8 KB.
+  static_assert(T::kMinBlocks * (kSmem + 1024) <= 228 * 1024,
+                "the tile's kMinBlocks CTAs do not fit an SM's shared memory");
   // Above 48 KB of dynamic shared memory a kernel must opt in (once).
   static const cudaError_t attr =
       kSmem > 48 * 1024
