@@ -147,11 +147,25 @@ __device__ __forceinline__ float Spin(int cycles, float x) {
 // before that block's CTAs start (the TLB question of the scattered slots).
 // spin > 0: every warp stays busy for `spin` clock cycles between the tile's
 // arrival and its stores (a packed step's dots and reductions).
+// run > 0 (slot tables only; `blocks` rows of cpb chunks): the CTAs take the
+// chunks in another order. The default (run = 0) is the decode kernels':
+// a row's cpb chunks one after another. With run chunks per row piece, CTA
+// b takes piece b / run of the rows in turn: row (b / run) % blocks, its
+// chunk ((b / run) / blocks) * run + b % run. So run = 16 (64 KB, one
+// head of 4 KB chunks) has the resident CTAs spread over ~128 rows instead
+// of ~8, and run = 1 over every row.
 __global__ void ChunkCpAsyncKernel(float* x, int chunk, const int* perm,
                                    int cpb, float c, int hint, int ahead = 0,
-                                   int blocks = 0, int spin = 0) {
+                                   int blocks = 0, int spin = 0, int run = 0) {
   extern __shared__ float4 buf[];
-  float4* g = ChunkPtr(x, blockIdx.x, chunk, perm, cpb);
+  int64_t cid = blockIdx.x;
+  if (run > 0) {
+    const int piece = static_cast<int>(blockIdx.x / run);
+    const int row = piece % blocks;
+    cid = static_cast<int64_t>(row) * cpb + (piece / blocks) * run +
+          blockIdx.x % run;
+  }
+  float4* g = ChunkPtr(x, cid, chunk, perm, cpb);
   if (ahead > 0 && threadIdx.x == 0 && blockIdx.x % cpb == 0) {
     const int next = static_cast<int>(blockIdx.x / cpb) + ahead;
     if (next < blocks) {
@@ -625,13 +639,13 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
         // One line of the packed step's pattern (4 KB chunks from 64
         // threads, evict-last) over slot table `table`.
         auto rmw_line = [&](const std::string& suffix, const int* table,
-                            int smem, int ahead, int spin) {
+                            int smem, int ahead, int spin, int run = 0) {
           return steps(
               "rmw_slots_" + tag + std::to_string(batch) + suffix, batch, table,
               2.0 * batch * slot, [&](const int* t) {
                 ChunkCpAsyncKernel<<<static_cast<unsigned>(batch * cpb), 64,
                                      smem, s>>>(x, kChunk, t, cpb, c, 2, ahead,
-                                                batch, spin);
+                                                batch, spin, run);
               });
         };
         CKM(rmw_line(scattered ? "" : "_contig", scattered ? scatter : contig,
@@ -655,6 +669,12 @@ std::vector<MicroResult> RunRmwMicro(cudaStream_t s, size_t bytes, int reps) {
           CKM(rmw_line(rv.suffix, scatter, rv.smem, 0, rv.spin));
         }
         if (pairs != nullptr) CKM(rmw_line("_pairs", pairs, kChunk, 0, 0));
+        // Is the scatter's cost the few rows the resident CTAs share (~8
+        // slots of scattered addresses at a time)? The same chunks, taken
+        // head by head across ~128 rows ("_run16") or chunk by chunk across
+        // every row ("_run1").
+        CKM(rmw_line("_run16", scatter, kChunk, 0, 0, 16));
+        CKM(rmw_line("_run1", scatter, kChunk, 0, 0, 1));
       }
       constexpr int kReadChunk = 32768;
       const int rcpb = static_cast<int>(slot / kReadChunk);
