@@ -17,11 +17,15 @@
 // Method (as ../shared/docs/peer_baseline.md): a CUDA graph of back-to-back
 // calls whose slot sets rotate over >= 256 MiB of state (state always comes
 // from HBM; slots scattered over the pool unless noted), median over replays,
-// µs per call = replay time / calls. The copy / in-place / read-only
-// bandwidth ceilings and the batch-1 floors (an empty kernel, an in-place
-// and a read-only pass over one layer's batch-1 state) are measured in the
-// same run.
-// Effective bandwidth counts the algorithmic minimum bytes: fp32 state read
+// µs per call = replay time / calls. The auto configurations (P.auto, R.auto:
+// the figures of record) are the median of five such timings spread over
+// the point; P.spr and R.spr are their spread, (max - min) / min. Every JSON
+// record carries the Unix time its timing ended (t_unix), and one "point"
+// record per shape and batch the point's figures. The copy / in-place /
+// read-only bandwidth ceilings and the batch-1 floors (an empty kernel, an
+// in-place and a read-only pass over one layer's batch-1 state) are measured in
+// the same run. Effective bandwidth counts the algorithmic minimum bytes: fp32
+// state read
 // (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -74,6 +75,20 @@ void FreeAll(T*... p) {
 inline double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// (max - min) / min of repeated timings of one configuration.
+inline double Spread(const std::vector<double>& v) {
+  if (v.empty()) return 0.0;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return *hi / *lo - 1.0;
+}
+
+// Wall-clock time in Unix seconds (to line records up with GPU samples).
+inline double UnixSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Captures the launches of `body` on `s` into an executable graph.

@@ -22,10 +22,14 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   row.hv = HV;
   row.batch = B;
   const double pb = PackedBytes(st, B);
+  // Every record carries the wall-clock time its measurement ended (Unix
+  // seconds): the GPU's clock and power samples of the documented run
+  // (smi.csv, bench/clock_trace.py) line up with it.
   auto rec = [&](json j) {
     j["hv"] = HV;
     j["h"] = kH;
     j["batch"] = B;
+    j["t_unix"] = UnixSeconds();
     recs.push_back(j);
   };
   auto packed = [&](const Variant& v) {
@@ -69,13 +73,18 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
          {"pct_copy", 100.0 * gbps / ceil.copy_gbps}});
     return c;
   };
-  // The shipped configurations are timed three times, spread over the
-  // point: before the tile sweep, after it and after the variants (median).
+  // The shipped configurations are timed five times, spread over the
+  // point: before the tile sweep, after it, after the variants and twice
+  // more at the end, packed and ReplaySSM in turn (the median of the five).
   // Back-to-back timings shared whatever slow phase the call was in: one
   // right after the tile sweep came out 4-7 % slow at 16/32 B = 256 in runs
   // 11-12; in run 71 three in a row gave ReplaySSM cycles 6 % slower than
   // the same configuration minutes later (16/32 B = 512: 327.4 vs 308.8 us,
-  // flush 820 us; 16/16 B = 1024: 330.8 vs 313.5).
+  // flush 820 us; 16/16 B = 1024: 330.8 vs 313.5). On the H200 (runs 76,
+  // 79, 85) the ReplaySSM timings of a point spread by up to 23 % (two of
+  // three slow at 16/32 B = 512 in run 85: 312.5 and 371.5 against
+  // 301.5 us) while its packed timings agreed within 0.3 %; on the H100
+  // both agree within 0.3 % (run 98). Hence five, and the spread printed.
   std::vector<double> p_autos = {packed(Variant())};
   // Packed decode: every tile (overlap auto), then variants.
   DecodeTile best_p = DecodeTile::kAuto;
@@ -108,15 +117,6 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
       row.p_best_pdl = packed(v);
     }
     p_autos.push_back(packed(Variant()));
-    row.p_auto = Median(p_autos);
-    row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
-    // A plain launch: where kAuto launches plainly, the same configuration.
-    row.p_none = row.p_auto;
-    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
-      v = Variant();
-      v.overlap = gdn::DecodeOverlap::kNone;
-      row.p_none = packed(v);
-    }
   }
   // ReplaySSM, fp32 ring: every tile (staged ring, overlap auto), then
   // variants.
@@ -144,6 +144,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
         one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, false);
     const Runner::Cycle autoc =
         one(DecodeTile::kAuto, ReplayCoefRoute::kAuto, true, false);
+    row.p_auto = Median(p_autos);
     row.r_auto = autoc.cycle_us;
     row.r_nf = autoc.nonflush_us;
     row.r_f = autoc.flush_us;
@@ -207,18 +208,35 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
       row.r_best_pdl = replay(v, DType::kFp32).cycle_us;
     }
     r_autos.push_back(replay(Variant(), DType::kFp32));
-    std::sort(r_autos.begin(), r_autos.end(),
-              [](const Runner::Cycle& x, const Runner::Cycle& y) {
-                return x.cycle_us < y.cycle_us;
-              });
-    const Runner::Cycle& c = r_autos[1];  // the median cycle
-    row.r_auto = c.cycle_us;
-    row.r_nf = c.nonflush_us;
-    row.r_f = c.flush_us;
+  }
+  // The last two timings of each shipped configuration, in turn.
+  for (int i = 0; i < 2; ++i) {
+    p_autos.push_back(packed(Variant()));
+    r_autos.push_back(replay(Variant(), DType::kFp32));
+  }
+  row.p_auto = Median(p_autos);
+  row.p_spread = Spread(p_autos);
+  row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
+  std::sort(r_autos.begin(), r_autos.end(),
+            [](const Runner::Cycle& x, const Runner::Cycle& y) {
+              return x.cycle_us < y.cycle_us;
+            });
+  const Runner::Cycle& c = r_autos[r_autos.size() / 2];  // the median cycle
+  row.r_auto = c.cycle_us;
+  row.r_nf = c.nonflush_us;
+  row.r_f = c.flush_us;
+  row.r_spread = r_autos.back().cycle_us / r_autos.front().cycle_us - 1.0;
+  {
     // A plain launch: where kAuto launches plainly, the same configuration.
+    row.p_none = row.p_auto;
+    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
+      Variant v;
+      v.overlap = gdn::DecodeOverlap::kNone;
+      row.p_none = packed(v);
+    }
     row.r_none = row.r_auto;
     if (gdn::DecodeOverlapFor(B, HV, true) != gdn::DecodeOverlap::kNone) {
-      v = Variant();
+      Variant v;
       v.overlap = gdn::DecodeOverlap::kNone;
       row.r_none = replay(v, DType::kFp32).cycle_us;
     }
@@ -235,15 +253,27 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   // bf16 ring, auto tile.
   st.AllocRing(DType::kBf16, r.s);
   row.r_bf16 = replay(Variant(), DType::kBf16).cycle_us;
+  // The point's figures (the medians of the shipped configurations).
+  rec({{"kind", "point"},
+       {"packed_us", row.p_auto},
+       {"packed_spread", row.p_spread},
+       {"pct_copy", row.p_pct},
+       {"cycle_us", row.r_auto},
+       {"nonflush_us", row.r_nf},
+       {"flush_us", row.r_f},
+       {"cycle_spread", row.r_spread},
+       {"ratio", row.p_auto / row.r_auto}});
   std::printf(
-      "HV=%d B=%d packed auto %.2f us (%.1f%% copy; best %s %.2f; plain "
-      "policy %.2f; no pdl %.2f; pdl %.2f / %.2f; linear %.2f; sorted %.2f) "
-      "| replay auto %.2f us (nf %.2f, f %.2f; best %s %.2f; no pdl %.2f; "
-      "pdl %.2f / %.2f; linear %.2f; staggered %.2f) | bf16 ring %.2f\n",
-      HV, B, row.p_auto, row.p_pct, row.p_tile.c_str(), row.p_best, row.p_plain,
-      row.p_none, row.p_pdl, row.p_best_pdl, row.p_lin, row.p_sorted,
-      row.r_auto, row.r_nf, row.r_f, row.r_tile.c_str(), row.r_best, row.r_none,
-      row.r_pdl, row.r_best_pdl, row.r_lin, row.r_stag, row.r_bf16);
+      "HV=%d B=%d packed auto %.2f us (%.1f%% copy; spread %.1f%%; best %s "
+      "%.2f; plain policy %.2f; no pdl %.2f; pdl %.2f / %.2f; linear %.2f; "
+      "sorted %.2f) | replay auto %.2f us (nf %.2f, f %.2f; spread %.1f%%; "
+      "best %s %.2f; no pdl %.2f; pdl %.2f / %.2f; linear %.2f; staggered "
+      "%.2f) | bf16 ring %.2f\n",
+      HV, B, row.p_auto, row.p_pct, 100.0 * row.p_spread, row.p_tile.c_str(),
+      row.p_best, row.p_plain, row.p_none, row.p_pdl, row.p_best_pdl, row.p_lin,
+      row.p_sorted, row.r_auto, row.r_nf, row.r_f, 100.0 * row.r_spread,
+      row.r_tile.c_str(), row.r_best, row.r_none, row.r_pdl, row.r_best_pdl,
+      row.r_lin, row.r_stag, row.r_bf16);
   std::fflush(stdout);
   st.Free();
   return row;
@@ -258,23 +288,25 @@ void PrintTable(const char* device, const Ceilings& ceil,
       device, ceil.copy_gbps, ceil.rmw_gbps, ceil.read_gbps);
   std::printf(
       "%-6s %4s|%8s %5s %8s %-5s %8s %7s %7s %7s %8s %8s|%8s %7s %7s %8s "
-      "%-5s %7s %7s %7s %8s %7s %7s|%5s %5s %5s %5s|%7s|%7s %7s\n",
+      "%-5s %7s %7s %7s %8s %7s %7s|%5s %5s %5s %5s|%7s|%7s %7s|%5s %5s\n",
       "heads", "B", "P.auto", "%cp", "P.best", "tile", "P.plain", "P.nopdl",
       "P.pdl", "P.bpdl", "P.lin", "P.sort", "R.auto", "nonfl", "flush",
       "R.best", "tile", "R.nopdl", "R.pdl", "R.bpdl", "R.lin", "R.fused",
-      "R.stag", "x", "xnopd", "xpdl", "xstag", "bf16rg", "mixSam", "mixSpl");
+      "R.stag", "x", "xnopd", "xpdl", "xstag", "bf16rg", "mixSam", "mixSpl",
+      "P.spr", "R.spr");
   for (const Row& t : table) {
     std::printf(
         "16/%-3d %4d|%8.2f %5.1f %8.2f %-5s %8.2f %7.2f %7.2f %7.2f %8.2f "
         "%8.2f|%8.2f %7.2f %7.2f %8.2f %-5s %7.2f %7.2f %7.2f %8.2f %7.2f "
-        "%7.2f|%5.2f %5.2f %5.2f %5.2f|%7.2f|%7.2f %7.2f\n",
+        "%7.2f|%5.2f %5.2f %5.2f %5.2f|%7.2f|%7.2f %7.2f|%5.1f %5.1f\n",
         t.hv, t.batch, t.p_auto, t.p_pct, t.p_best, t.p_tile.c_str(), t.p_plain,
         t.p_none, t.p_pdl, t.p_best_pdl, t.p_lin, t.p_sorted, t.r_auto, t.r_nf,
         t.r_f, t.r_best, t.r_tile.c_str(), t.r_none, t.r_pdl, t.r_best_pdl,
         t.r_lin, t.r_fused, t.r_stag, t.p_auto / t.r_auto,
         t.r_none > 0 ? t.p_none / t.r_none : 0.0,
         t.r_best_pdl > 0 ? t.p_best_pdl / t.r_best_pdl : 0.0,
-        t.p_auto / t.r_stag, t.r_bf16, t.same, t.split);
+        t.p_auto / t.r_stag, t.r_bf16, t.same, t.split, 100.0 * t.p_spread,
+        100.0 * t.r_spread);
   }
 }
 

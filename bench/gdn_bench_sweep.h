@@ -23,6 +23,8 @@ struct Row {
   double r_auto = 0, r_nf = 0, r_f = 0, r_best = 1e30, r_none = 0, r_pdl = 0,
          r_best_pdl = 0, r_lin = 0, r_bf16 = 0, r_fused = 0, r_stag = 0;
   std::string r_tile;
+  // (max - min) / min of the five timings behind p_auto and r_auto.
+  double p_spread = 0, r_spread = 0;
   double same = 0, split = 0;
 };
 
