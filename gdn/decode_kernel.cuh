@@ -1164,6 +1164,12 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
   // lines on the staged bv64 it measured (16/32 B = 128-512, 16/16
   // B = 128-1024): flush steps 0.7-1.2 % and cycles 0.1-0.3 % faster.
   constexpr bool kFusedStaged = kMode == DecodeMode::kReplay && kStage;
+  // coef5: the precomputed route's staged fp32 bv64 (16/32 B = 1024 under
+  // kAuto) at five CTAs per SM (96 registers, no spills) instead of six (80,
+  // spills). That line on the H100: cycle -0.5 % (run 97), -0.4 % (run 101;
+  // flush -0.9 %), every other line level.
+  constexpr bool kCoef5 = kMode == DecodeMode::kReplayCoef && kStage &&
+                          sizeof(RingT) == sizeof(float);
   switch (tile) {
     case DecodeTile::kBv4:
       return LaunchDecodeTile<Tile<1, 1, 1>, kMode, RingT, false>(a, stream,
@@ -1178,8 +1184,8 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
       return LaunchDecodeTile<Tile<4, 2, 6>, kMode, RingT, kStage>(a, stream,
                                                                    pdl);
     case DecodeTile::kBv64:
-      return LaunchDecodeTile<Tile<4, 4, kFusedStaged ? 5 : 6>, kMode, RingT,
-                              kStage>(a, stream, pdl);
+      return LaunchDecodeTile<Tile<4, 4, kFusedStaged || kCoef5 ? 5 : 6>, kMode,
+                              RingT, kStage>(a, stream, pdl);
     case DecodeTile::kBv128:
       return LaunchDecodeTile<Tile<8, 4, kFusedStaged ? 2 : 3>, kMode, RingT,
                               kStage>(a, stream, pdl);
