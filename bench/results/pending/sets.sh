@@ -34,9 +34,11 @@ pending_set() {
       # B = 1024 point (README.md).
       # hmaj (the packed step head-major) was rejected in run 99
       # (bench/results/run99); coef5 shipped after run 101 (its patch is in
-      # bench/results/run101). kpf waits for an H200 (README.md).
-      variants=(kpf)
-      tested=" kpf "
+      # bench/results/run101). kpf and coefmma (rebuilt on HEAD: the
+      # precomputed route's flush on tensor cores) wait for an H200
+      # (README.md).
+      variants=(kpf coefmma)
+      tested=" kpf coefmma "
       ;;
     *)
       return 1
