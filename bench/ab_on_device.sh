@@ -13,7 +13,8 @@
 # against the first build named. --tests NAME first runs .device/NAME/decode_test (packed with it:
 # tools/device_pack.sh --into NAME //bench:gdn_bench //gdn:decode_test) into $OUT/ab/decode_test_NAME.log
 # (several builds: comma-separated, each in turn); a build that fails is left out of the passes and
-# the call exits 1. Run 33 found no order bias between identical builds (0.1 % on the
+# the call exits 1. The GPU's clocks and power are sampled during the passes ($OUT/ab/smi.csv,
+# passes.txt: bench/gpu_samples.sh) and each pass's SM clock is printed last (bench/clock_trace.py). Run 33 found no order bias between identical builds (0.1 % on the
 # non-flush step); differences below ~1 % are within a call's noise at B = 256.
 # --prefill: the same for the chunked prefill: `gdn_bench --no-micro --prefill` (both routes, ~5 s),
 # and --tests runs .device/NAME/prefill_test (packed with //gdn:prefill_test).
@@ -78,17 +79,28 @@ fi
 names=("${kept[@]}")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
   --format=csv > "$OUT/ab/gpu.txt" 2>&1
+# The GPU's clocks and power during the passes (bench/gpu_samples.sh) and
+# each pass's start and end (Unix seconds), so that bench/clock_trace.py
+# --passes can say whether a build's passes ran at a lower SM clock.
+source bench/gpu_samples.sh
+start_gpu_samples "$OUT/ab/smi.csv"
+: > "$OUT/ab/passes.txt"
 k=${#names[@]}
 for ((p = 1; p <= passes; p++)); do
   for ((i = 0; i < k; i++)); do
     n="${names[$(((p - 1 + i) % k))]}"
     start=$SECONDS
+    t0=$(date +%s.%N)
     timeout 90 ".device/$n/gdn_bench" --no-micro "$mode" > "$OUT/ab/${n}_p$p.log" 2>&1
-    echo "pass $p: $n rc=$? $((SECONDS - start)) s"
+    rc=$?
+    echo "$p $n $t0 $(date +%s.%N)" >> "$OUT/ab/passes.txt"
+    echo "pass $p: $n rc=$rc $((SECONDS - start)) s"
   done
 done
+stop_gpu_samples
 tar czf "$OUT/ab.tgz" -C "$OUT" ab
 python3 bench/ab_summary.py "$OUT/ab" "${names[@]}"
 summary_rc=$?
+python3 bench/clock_trace.py --passes "$OUT/ab/passes.txt" "$OUT/ab/smi.csv"
 [ ${#failed[@]} -eq 0 ] || { echo "ab_on_device: failed tests: ${failed[*]}"; exit 1; }
 exit $summary_rc

@@ -9,7 +9,11 @@ highest power and the clock event reasons of its samples: whether a slow timing 
 lower clock (the H200's ReplaySSM timings spread by up to 23 % in runs 76, 79 and 85, its packed
 timings by 0.3 %).
 
-usage: python3 bench/clock_trace.py GDN_BENCH_JSON SMI_CSV
+bench/ab_on_device.sh samples the same during its passes and writes each pass's start and end
+(passes.txt: "pass build start end" in Unix seconds); with --passes this prints each pass's
+samples instead.
+
+usage: python3 bench/clock_trace.py GDN_BENCH_JSON SMI_CSV | --passes PASSES_TXT SMI_CSV
 """
 import datetime
 import json
@@ -146,18 +150,53 @@ def format_trace(traced, samples):
     return lines
 
 
+def parse_passes(text):
+    """[(pass, build, start, end)] from passes.txt's text (malformed lines skipped)."""
+    out = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) != 4:
+            continue
+        try:
+            out.append((int(fields[0]), fields[1], float(fields[2]), float(fields[3])))
+        except ValueError:
+            continue
+    return out
+
+
+def format_passes(passes, samples):
+    """One line per pass: its build and its samples' SM clock, power and reasons."""
+    lines = []
+    for number, build, start, end in passes:
+        st = window_stats(samples, start, end)
+        if st is None:
+            lines.append(f"pass {number}: {build} (no samples)")
+            continue
+        power = f"{st['power_max']:.0f} W" if st["power_max"] is not None else "? W"
+        lines.append(f"pass {number}: {build} SM {st['sm_median']:.0f} MHz median, "
+                     f"{st['sm_min']:.0f} lowest; {power} highest; "
+                     f"{reason_names(st['reasons'])} ({st['n']} samples)")
+    return lines
+
+
 def main(argv):
-    if len(argv) != 3:
+    passes_mode = len(argv) == 4 and argv[1] == "--passes"
+    if len(argv) != 3 and not passes_mode:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
-    with open(argv[1], encoding="utf-8") as f:
-        records = json.load(f).get("records", [])
+    if passes_mode:
+        argv = argv[1:]
     with open(argv[2], encoding="utf-8") as f:
         samples = parse_samples(f.read())
     if not samples:
         print(f"clock_trace: no samples in {argv[2]}", file=sys.stderr)
         return 1
-    for line in format_trace(trace(records, samples), samples):
+    with open(argv[1], encoding="utf-8") as f:
+        if passes_mode:
+            lines = format_passes(parse_passes(f.read()), samples)
+        else:
+            lines = format_trace(trace(json.load(f).get("records", []), samples), samples)
+    for line in lines:
         print(line)
     return 0
 

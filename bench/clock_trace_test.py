@@ -73,6 +73,18 @@ class ClockTraceTest(unittest.TestCase):
         lines = clock_trace.format_trace(traced, clock_trace.parse_samples(SMI))
         self.assertIn("p 10.00 (no samples)", lines[1])
 
+    def test_passes_get_their_own_windows(self):
+        passes = clock_trace.parse_passes(
+            f"1 dbase {T0} {T0 + 0.5}\n1 kpf {T0 + 0.5} {T0 + 1.5}\nbad line\n"
+            f"2 kpf {T0 + 5} {T0 + 6}\n")
+        self.assertEqual([(p, b) for p, b, _, _ in passes], [(1, "dbase"), (1, "kpf"), (2, "kpf")])
+        lines = clock_trace.format_passes(passes, clock_trace.parse_samples(SMI))
+        self.assertEqual(lines[0], "pass 1: dbase SM 1980 MHz median, 1980 lowest; 655 W highest; "
+                                   "none (2 samples)")
+        self.assertEqual(lines[1], "pass 1: kpf SM 1455 MHz median, 1410 lowest; 700 W highest; "
+                                   "sw-power-cap (2 samples)")
+        self.assertEqual(lines[2], "pass 2: kpf (no samples)")
+
 
 if __name__ == "__main__":
     unittest.main()

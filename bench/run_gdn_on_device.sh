@@ -46,20 +46,13 @@ if [ "${GDN_TORCH:-1}" = 1 ]; then
   stamp "torch done"
 fi
 
-# The GPU's clocks, power, temperature and clock event reasons every 100 ms
-# while the benchmark runs (read only: nothing is set), for
-# bench/clock_trace.py. Older drivers name the reasons clocks_throttle_reasons.
-reasons=clocks_event_reasons.active
-nvidia-smi --query-gpu=$reasons --format=csv,noheader > /dev/null 2>&1 ||
-  reasons=clocks_throttle_reasons.active
-echo "# utc_offset $(date +%z)" > "$OUT/smi.csv"
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,$reasons \
-  --format=csv,noheader,nounits -lms 100 >> "$OUT/smi.csv" 2>&1 &
-smi_pid=$!
+# The GPU's clocks and power while the benchmark runs (bench/gpu_samples.sh),
+# for bench/clock_trace.py.
+source bench/gpu_samples.sh
+start_gpu_samples "$OUT/smi.csv"
 timeout 240 "$B/gdn_bench" --json="$OUT/gdn_bench.json" > "$OUT/gdn_bench.log" 2>&1
 brc=$?
-kill "$smi_pid" 2> /dev/null
-wait "$smi_pid" 2> /dev/null
+stop_gpu_samples
 stamp "bench rc=$brc"
 
 if command -v compute-sanitizer > /dev/null; then
