@@ -14,8 +14,9 @@
 # tools/device_pack.sh --into NAME //bench:gdn_bench //gdn:decode_test) into $OUT/ab/decode_test_NAME.log
 # (several builds: comma-separated, each in turn); a build that fails is left out of the passes and
 # the call exits 1. The GPU's clocks and power are sampled during the passes ($OUT/ab/smi.csv,
-# passes.txt: bench/gpu_samples.sh) and each pass's SM clock is printed last (bench/clock_trace.py). Run 33 found no order bias between identical builds (0.1 % on the
-# non-flush step); differences below ~1 % are within a call's noise at B = 256.
+# passes.txt: bench/gpu_samples.sh) and each pass's SM clock is printed last (bench/clock_trace.py).
+# Run 33 found no order bias between identical builds (0.1 % on the non-flush step); differences
+# below ~1 % are within a call's noise at B = 256.
 # --prefill: the same for the chunked prefill: `gdn_bench --no-micro --prefill` (both routes, ~5 s),
 # and --tests runs .device/NAME/prefill_test (packed with //gdn:prefill_test).
 set -uo pipefail
