@@ -118,6 +118,19 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     }
     p_autos.push_back(packed(Variant()));
   }
+  // The packed figures from the auto timings taken (the median), and the
+  // plain launch: where kAuto launches plainly, the same configuration.
+  auto packed_figures = [&] {
+    row.p_auto = Median(p_autos);
+    row.p_spread = Spread(p_autos);
+    row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
+    row.p_none = row.p_auto;
+    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
+      Variant v;
+      v.overlap = gdn::DecodeOverlap::kNone;
+      row.p_none = packed(v);
+    }
+  };
   // ReplaySSM, fp32 ring: every tile (staged ring, overlap auto), then
   // variants.
   st.AllocRing(DType::kFp32, r.s);
@@ -144,7 +157,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
         one(DecodeTile::kAuto, ReplayCoefRoute::kFused, true, false);
     const Runner::Cycle autoc =
         one(DecodeTile::kAuto, ReplayCoefRoute::kAuto, true, false);
-    row.p_auto = Median(p_autos);
+    packed_figures();
     row.r_auto = autoc.cycle_us;
     row.r_nf = autoc.nonflush_us;
     row.r_f = autoc.flush_us;
@@ -214,9 +227,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     p_autos.push_back(packed(Variant()));
     r_autos.push_back(replay(Variant(), DType::kFp32));
   }
-  row.p_auto = Median(p_autos);
-  row.p_spread = Spread(p_autos);
-  row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
+  packed_figures();
   std::sort(r_autos.begin(), r_autos.end(),
             [](const Runner::Cycle& x, const Runner::Cycle& y) {
               return x.cycle_us < y.cycle_us;
@@ -228,12 +239,6 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   row.r_spread = r_autos.back().cycle_us / r_autos.front().cycle_us - 1.0;
   {
     // A plain launch: where kAuto launches plainly, the same configuration.
-    row.p_none = row.p_auto;
-    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
-      Variant v;
-      v.overlap = gdn::DecodeOverlap::kNone;
-      row.p_none = packed(v);
-    }
     row.r_none = row.r_auto;
     if (gdn::DecodeOverlapFor(B, HV, true) != gdn::DecodeOverlap::kNone) {
       Variant v;
