@@ -79,6 +79,14 @@ def parse_samples(text):
     return samples
 
 
+def reasons_of(samples):
+    """The OR of the samples' clock event reasons."""
+    mask = 0
+    for s in samples:
+        mask |= s[5]
+    return mask
+
+
 def window_stats(samples, start, end):
     """Median and lowest SM clock, highest power and OR of the reasons of the samples in
     (start, end]; None without samples."""
@@ -87,11 +95,13 @@ def window_stats(samples, start, end):
     if not clocks:
         return None
     powers = [s[3] for s in inside if s[3] is not None]
-    mask = 0
-    for s in inside:
-        mask |= s[5]
     return {"n": len(inside), "sm_median": statistics.median(clocks), "sm_min": min(clocks),
-            "power_max": max(powers) if powers else None, "reasons": mask}
+            "power_max": max(powers) if powers else None, "reasons": reasons_of(inside)}
+
+
+def power_text(st):
+    """A window's highest power, "? W" without readings."""
+    return f"{st['power_max']:.0f} W" if st["power_max"] is not None else "? W"
 
 
 def label(record):
@@ -131,21 +141,18 @@ def format_trace(traced, samples):
     if clocks:
         top = max(clocks)
         low = sum(1 for c in clocks if c < 0.97 * top)
-        mask = 0
-        for s in samples:
-            mask |= s[5]
         lines.append(f"{len(samples)} samples: SM clock max {top:.0f} MHz, median "
                      f"{statistics.median(clocks):.0f}, {100.0 * low / len(clocks):.1f} % of "
-                     f"samples under 97 % of the max; reasons seen: {reason_names(mask)}")
+                     f"samples under 97 % of the max; reasons seen: "
+                     f"{reason_names(reasons_of(samples))}")
     for (hv, batch), timings in sorted(traced.items(), key=lambda kv: (-kv[0][0], kv[0][1])):
         parts = []
         for what, us, st in timings:
             if st is None:
                 parts.append(f"{what[0]} {us:.2f} (no samples)")
             else:
-                power = f"{st['power_max']:.0f} W" if st["power_max"] is not None else "? W"
                 parts.append(f"{what[0]} {us:.2f} ({st['sm_median']:.0f}/{st['sm_min']:.0f} MHz, "
-                             f"{power}, {reason_names(st['reasons'])})")
+                             f"{power_text(st)}, {reason_names(st['reasons'])})")
         lines.append(f"16/{hv} B={batch}: " + "; ".join(parts))
     return lines
 
@@ -172,9 +179,8 @@ def format_passes(passes, samples):
         if st is None:
             lines.append(f"pass {number}: {build} (no samples)")
             continue
-        power = f"{st['power_max']:.0f} W" if st["power_max"] is not None else "? W"
         lines.append(f"pass {number}: {build} SM {st['sm_median']:.0f} MHz median, "
-                     f"{st['sm_min']:.0f} lowest; {power} highest; "
+                     f"{st['sm_min']:.0f} lowest; {power_text(st)} highest; "
                      f"{reason_names(st['reasons'])} ({st['n']} samples)")
     return lines
 
