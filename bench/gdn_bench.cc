@@ -110,7 +110,8 @@ void PrintMicro(const std::vector<MicroResult>& micro_res) {
 int Main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, &o)) return 2;
-  if (o.bounds) {  // no GPU needed: the ceilings of run 26 (docs/BENCHMARKS.md)
+  if (o.bounds) {  // no GPU needed: the ceilings of run 26
+                   // (docs/benchmarks/gdn_history.md)
     RatioBounds(kRun26CopyGbps, kRun26ReadGbps);
     return 0;
   }

@@ -23,10 +23,10 @@ struct Ceilings {
 // The copy, in-place and read-only bandwidth over 2 GiB and the tf32 tensor
 // rate. One allocation's figure moves by ~1-2 % from one allocation (or run)
 // to the next: on the H200 cudaMemcpyAsync measured 4194-4277 GB/s in runs
-// 18-85 (docs/BENCHMARKS.md), while the packed kernels' times stayed within
-// 0.6 %. So each ceiling is the median over three 2 GiB allocations of the
-// per-allocation medians (after warm-up), and the copy of an allocation is
-// the faster of cudaMemcpyAsync and the copy kernel.
+// 18-85 (docs/benchmarks/gdn_history.md), while the packed kernels' times
+// stayed within 0.6 %. So each ceiling is the median over three 2 GiB
+// allocations of the per-allocation medians (after warm-up), and the copy of an
+// allocation is the faster of cudaMemcpyAsync and the copy kernel.
 Ceilings MeasureCeilings(cudaStream_t s, Events& ev);
 // One line: the ceilings, with each allocation's two copy rates.
 void PrintCeilings(const Ceilings& c);

@@ -274,9 +274,10 @@ __global__ void ChunkTmaKernel(float* x, int chunk, float c) {
 }
 
 // Persistent, warp-specialised pipeline (the skeleton of the persistent decode
-// kernel tried in run 5, docs/BENCHMARKS.md): warp 0 issues one bulk G2S per
-// chunk into a ring of `stages` buffers; 4 consumer warps scale and store
-// (st.global, or a bulk S2G whose buffer is released one chunk later).
+// kernel tried in run 5, docs/benchmarks/gdn_history.md): warp 0 issues one
+// bulk G2S per chunk into a ring of `stages` buffers; 4 consumer warps scale
+// and store (st.global, or a bulk S2G whose buffer is released one chunk
+// later).
 struct PipeCfg {
   int chunk = 16384, stages = 4, cps = 2;
   bool strided = true;

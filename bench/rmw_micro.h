@@ -9,7 +9,7 @@
 // 1 and 2 MiB slots, as graphs of back-to-back launches), read-only chunks,
 // and a
 // persistent warp-specialised pipeline of bulk copies (the pattern of a
-// persistent decode kernel tried and dropped, docs/BENCHMARKS.md).
+// persistent decode kernel tried and dropped, docs/benchmarks/gdn_history.md).
 #ifndef ROLLOUT_BENCH_RMW_MICRO_H_
 #define ROLLOUT_BENCH_RMW_MICRO_H_
 

@@ -7,8 +7,9 @@
 //
 // A decode chunk is one contiguous [rows, K] fp32 block, so one bulk copy
 // moves it with no registers and completion counted in bytes on an mbarrier.
-// Measured (docs/BENCHMARKS.md): for the in-place update these pipelines stay
-// below small one-shot CTAs, so the decode kernels do not use them.
+// Measured (docs/benchmarks/gdn_history.md): for the in-place update these
+// pipelines stay below small one-shot CTAs, so the decode kernels do not use
+// them.
 #ifndef ROLLOUT_BENCH_TMA_UTIL_CUH_
 #define ROLLOUT_BENCH_TMA_UTIL_CUH_
 

@@ -180,18 +180,17 @@ int DecodeTileRows(DecodeTile tile) {
 }
 
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
-  // (row, head) pairs. From the H200 sweeps (docs/BENCHMARKS.md): the packed
-  // kernel is best with small 8-row CTAs (4 KB, many resident CTAs), except
-  // in PackedWideTileRange. The ReplaySSM kernel amortises its
-  // per-CTA ring coefficients over larger tiles; below 4096 pairs, where
-  // kAuto launches with DecodeOverlap::kLaunch, run 60 measured 8 rows best
-  // up to 32 pairs, 16 rows at 65-128 and 32 rows at 33-64 and 129-512 (the
-  // 512-CTA grids of 32 rows at 128 pairs and 64 rows at 256 pairs lose 4-6 %
-  // under PDL); whole heads only at the largest grids. Runs 69, 73, 74, 76
-  // and 79 measured 32 rows faster at 32 pairs too (16/32 B = 1: cycle
-  // 3.03-3.11 against 3.16-3.19 us: its 16 row groups dot the ring's k rows
-  // in one pass, the 8-row tile's in two), 8 rows still best at 16 (16/16
-  // B = 1).
+  // (row, head) pairs. From the H200 sweeps (docs/benchmarks/gdn_history.md):
+  // the packed kernel is best with small 8-row CTAs (4 KB, many resident CTAs),
+  // except in PackedWideTileRange. The ReplaySSM kernel amortises its per-CTA
+  // ring coefficients over larger tiles; below 4096 pairs, where kAuto launches
+  // with DecodeOverlap::kLaunch, run 60 measured 8 rows best up to 32 pairs, 16
+  // rows at 65-128 and 32 rows at 33-64 and 129-512 (the 512-CTA grids of 32
+  // rows at 128 pairs and 64 rows at 256 pairs lose 4-6 % under PDL); whole
+  // heads only at the largest grids. Runs 69, 73, 74, 76 and 79 measured 32
+  // rows faster at 32 pairs too (16/32 B = 1: cycle 3.03-3.11 against 3.16-3.19
+  // us: its 16 row groups dot the ring's k rows in one pass, the 8-row tile's
+  // in two), 8 rows still best at 16 (16/16 B = 1).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (!replay) {
     return PackedWideTileRange(units) ? DecodeTile::kBv64 : DecodeTile::kBv8;

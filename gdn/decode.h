@@ -91,10 +91,10 @@ int DecodeTileRows(DecodeTile tile);
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay);
 
 // L2 cache policy of the state traffic (loads and stores of the state slots).
-// Measured on the H200 (docs/BENCHMARKS.md): the packed step's in-place update
-// of blocks scattered over the slot pool loses ~3 % of the copy ceiling to the
-// scatter; evict-last on the state lines takes most of it back at large
-// batch, and costs a little at batch 8.
+// Measured on the H200 (docs/benchmarks/gdn_history.md): the packed step's
+// in-place update of blocks scattered over the slot pool loses ~3 % of the copy
+// ceiling to the scatter; evict-last on the state lines takes most of it back
+// at large batch, and costs a little at batch 8.
 enum class DecodeStatePolicy : int {
   kAuto = 0,       // packed step: kEvictLast from 512 (row, value head) pairs
                    // on, else kDefault; ReplaySSM launches: kDefault
@@ -106,11 +106,11 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 
 // How a decode launch overlaps the kernel before it in the stream
 // (programmatic dependent launch, sm_90). Measured on the H200
-// (docs/BENCHMARKS.md, runs 58-67): in a graph of back-to-back packed steps
-// at one decode row of 32 value heads, kLaunch takes 2.7 instead of 3.2 us
-// per call; up to 2048 (row, value head) pairs it is 0.5-15 % faster with
-// the tiles DecodeTileFor picks (but not with the packed step's 64-row tile
-// at 129-256 pairs); above, level or slower. The ReplaySSM step gains only
+// (docs/benchmarks/gdn_history.md, runs 58-67): in a graph of back-to-back
+// packed steps at one decode row of 32 value heads, kLaunch takes 2.7 instead
+// of 3.2 us per call; up to 2048 (row, value head) pairs it is 0.5-15 % faster
+// with the tiles DecodeTileFor picks (but not with the packed step's 64-row
+// tile at 129-256 pairs); above, level or slower. The ReplaySSM step gains only
 // up to 128 pairs. After the conv update (gdn/conv.h, which lets its
 // dependents launch as it starts), as in a layer, kLaunch saves 0.3-0.5 us;
 // gdn/layer_decode.h launches that pair with kPrologue where it is faster

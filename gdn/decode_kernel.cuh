@@ -21,13 +21,13 @@
 // GridDependencyWait() ahead of the preceding kernel's tail; with kLaunch
 // (DecodeArgs::wait_first) the kernel waits before its first load instead.
 //
-// What the H200 showed (docs/BENCHMARKS.md, memory-pattern microbenchmarks):
-// an in-place update reaches the copy ceiling only in small one-shot units
-// (4 KB per CTA: 99 %; 16 KB: 96 %; persistent TMA pipelines: 88-96 %; a
-// grid-stride loop: 92 %), hence the small packed tiles. Scattering the 4 KB
-// units over the pool (the slots) costs ~3 % by itself; an L2 evict-last
-// policy on the state lines (DecodeArgs::cache) takes most of it back.
-// Tiles of 128 threads per 2-4 KB were slower: their register footprint
+// What the H200 showed (docs/benchmarks/gdn_history.md, memory-pattern
+// microbenchmarks): an in-place update reaches the copy ceiling only in small
+// one-shot units (4 KB per CTA: 99 %; 16 KB: 96 %; persistent TMA pipelines:
+// 88-96 %; a grid-stride loop: 92 %), hence the small packed tiles. Scattering
+// the 4 KB units over the pool (the slots) costs ~3 % by itself; an L2
+// evict-last policy on the state lines (DecodeArgs::cache) takes most of it
+// back. Tiles of 128 threads per 2-4 KB were slower: their register footprint
 // leaves fewer bytes in flight per SM.
 //
 // Per v-row the contractions S.k and S.q are reduced inside the row group (3
@@ -334,9 +334,10 @@ constexpr int kCacheEvictLast = 2;
 constexpr int kCacheReadOnce = 3;
 
 // L2 policy of the state traffic (DecodeArgs::cache). Measured on the H200
-// (docs/BENCHMARKS.md): the in-place update of 4 KB blocks scattered over the
-// pool (slots) loses ~3 % of the copy ceiling to the scatter alone; marking
-// the state lines evict-last takes most of it back (large batches only).
+// (docs/benchmarks/gdn_history.md): the in-place update of 4 KB blocks
+// scattered over the pool (slots) loses ~3 % of the copy ceiling to the scatter
+// alone; marking the state lines evict-last takes most of it back (large
+// batches only).
 __device__ __forceinline__ uint64_t StatePolicy(int cache) {
   if (cache == kCacheEvictLast) return EvictLastPolicy();
   if (cache == kCacheReadOnce) return EvictFirstPolicy();

@@ -27,9 +27,9 @@ namespace rollout::gdn {
 
 // The overlap kAuto resolves to (never kAuto) for a decode step right after
 // the conv update of `rows` rows of `num_v_heads` heads. H200, conv + decode
-// in graphs (docs/BENCHMARKS.md, runs 68-70): kPrologue takes one layer's
-// batch-1 decode kernels from 5.2 to 4.4 us (packed, 32 value heads) and
-// from 5.5 to 4.7 us (ReplaySSM cycle); the packed step gains up to 256
+// in graphs (docs/benchmarks/gdn_history.md, runs 68-70): kPrologue takes one
+// layer's batch-1 decode kernels from 5.2 to 4.4 us (packed, 32 value heads)
+// and from 5.5 to 4.7 us (ReplaySSM cycle); the packed step gains up to 256
 // (row, value head) pairs, the ReplaySSM step up to 4096. Elsewhere the
 // decode step's own rule (DecodeOverlapFor).
 DecodeOverlap LayerDecodeOverlapFor(int rows, int num_v_heads, bool replay);

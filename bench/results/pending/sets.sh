@@ -11,7 +11,7 @@ pending_set() {
   case "$1" in
     prefill)
       # Its patches (unroll4, state_lean, chunk_ldv4, all) shipped as `all`
-      # in eaa6470 (run 75, docs/BENCHMARKS.md): only HEAD is left.
+      # in eaa6470 (run 75, docs/benchmarks/gdn_history.md): only HEAD is left.
       dir=$pending base=base
       test=//gdn:prefill_test emu_tests=(//gdn:prefill_emu_test)
       variants=()
@@ -23,7 +23,7 @@ pending_set() {
       # emulation checks (gdn/emu/README.md).
       test=//gdn:decode_test
       emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
-      # The previous sets ran in runs 81-82 and 84 (docs/BENCHMARKS.md):
+      # The previous sets ran in runs 81-82 and 84 (docs/benchmarks/gdn_history.md):
       # regfold8 shipped in 692959f; coefmma, leank, rowpipe and lkrp are in
       # the history at 2b4831d, regfold32 at 7436207; mmailp shipped (run 85);
       # foldnf and dotpair (runs 86-87) are in bench/results/run86, run87;
