@@ -1,0 +1,83 @@
+#!/bin/bash
+# The next H200 call, whole, in one device call: on an H200, the documented
+# run on HEAD (bench/run_gdn_on_device.sh: the record), then the pending
+# builds' A/B (bench/ab_on_device.sh) with as many passes as the call's time
+# leaves. On any other card it runs nothing, so that an H100 costs only its
+# start. Run 85 did the same by hand in 409 s.
+#
+# Here, before the call (a fresh checkout; README.md in this folder):
+#   tools/device_pack.sh --gzip
+#   bash bench/results/pending/pack.sh decode
+#   bash bench/results/pending/carry.sh dbase kpf coefmma    # ~60 MiB of 64
+# then the run tool, carry [".device"], timeout 600:
+#   bash bench/results/pending/h200_call.sh --tests coefmma dbase kpf coefmma
+#
+# The run tool returns at most eight files from $OUT, so this leaves four:
+# doc.tgz (the documented run's files: tests, benchmark log and JSON, smi.csv,
+# torch, sanitizer, sass), doc_run.log (its printed summary), ab.tgz (the
+# A/B's logs and clock samples) and ab_run.log (its summary table). The
+# summaries are also printed.
+#
+# Options: --tests NAME[,NAME] (passed to ab_on_device.sh), --limit S (the
+# call's seconds, default 590), --any-card (run on whatever card came: for
+# checking this script, not for the record).
+set -uo pipefail
+cd "$(dirname "$0")/../../.." || exit 2
+tests=""
+limit=590
+any_card=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tests) tests="${2:?--tests needs a build name}"; shift 2 ;;
+    --limit) limit="${2:?--limit needs seconds}"; shift 2 ;;
+    --any-card) any_card=1; shift ;;
+    *) break ;;
+  esac
+done
+builds=("$@")
+OUT="${OUT:-/tmp/h200_out}"
+mkdir -p "$OUT"
+t0=$SECONDS
+stamp() { echo "[h200_call $((SECONDS - t0)) s] $*"; }
+
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
+stamp "card: $gpu"
+if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
+  stamp "not an H200: nothing run (--any-card overrides)"
+  exit 0
+fi
+
+# 1. The documented run, into $OUT/doc, then one tarball.
+OUT="$OUT/doc" bash bench/run_gdn_on_device.sh > "$OUT/doc_run.log" 2>&1
+doc_rc=$?
+tar czf "$OUT/doc.tgz" -C "$OUT" doc && rm -rf "$OUT/doc"
+stamp "documented run rc=$doc_rc"
+grep -E "^\[|^tests:" "$OUT/doc_run.log"
+sed -n '/^== GDN decode/,$p' "$OUT/doc_run.log" | head -20
+sed -n '/samples: SM clock/,$p' "$OUT/doc_run.log" | head -18
+
+# 2. The A/B, with the passes the call's time leaves: ~28 s per build and
+# pass (H100, run 101), ~110 s per build under --tests, 20 s to spare.
+if [ ${#builds[@]} -eq 0 ]; then
+  stamp "no builds named: no A/B"
+  exit $doc_rc
+fi
+ntests=0
+[ -n "$tests" ] && ntests=$(($(tr -cd ',' <<< "$tests" | wc -c) + 1))
+left=$((limit - (SECONDS - t0) - 20 - 110 * ntests))
+passes=$((left / (28 * ${#builds[@]})))
+[ $passes -gt 3 ] && passes=3
+if [ $passes -lt 1 ]; then
+  stamp "$left s left after the documented run: too little for one A/B pass"
+  exit $doc_rc
+fi
+stamp "A/B: ${builds[*]}, $passes passes${tests:+, tests of $tests}"
+ab_args=(--passes "$passes")
+[ -n "$tests" ] && ab_args+=(--tests "$tests")
+OUT="$OUT" bash bench/ab_on_device.sh "${ab_args[@]}" "${builds[@]}" > "$OUT/ab_run.log" 2>&1
+ab_rc=$?
+rm -rf "$OUT/ab"  # its files are in ab.tgz
+stamp "A/B rc=$ab_rc"
+tail -60 "$OUT/ab_run.log"
+[ $doc_rc -eq 0 ] && exit $ab_rc
+exit $doc_rc
