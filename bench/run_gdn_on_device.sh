@@ -38,6 +38,7 @@ run_test reference_test 30
 run_test conv_test 40
 run_test layer_decode_test 60
 run_test prefill_test 60
+run_test lifecycle_test 60
 stamp "tests done:$status"
 grep -E "^\[  (FAILED|PASSED) |replay HV|Failure|Expected|Which is" "$OUT/tests.log" | head -40
 

@@ -42,7 +42,8 @@ done
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(//gdn:reference_test //gdn:decode_test //gdn:conv_test
-           //gdn:layer_decode_test //gdn:prefill_test //bench:gdn_bench)
+           //gdn:layer_decode_test //gdn:prefill_test //gdn:lifecycle_test
+           //bench:gdn_bench)
 fi
 
 bazel --output_base="$OUTPUT_BASE" build -c opt --jobs=2 "${TARGETS[@]}"

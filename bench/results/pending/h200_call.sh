@@ -2,8 +2,9 @@
 # The next H200 call, whole, in one device call: on an H200, the documented
 # run on HEAD (bench/run_gdn_on_device.sh: the record), then the pending
 # builds' A/B (bench/ab_on_device.sh) with as many passes as the call's time
-# leaves. On any other card it runs nothing, so that an H100 costs only its
-# start. Run 85 did the same by hand in 409 s.
+# leaves. On any other card it runs only the GDN tests added since the last
+# GPU run (NEW_TESTS, default lifecycle_test: seconds), so that an H100 costs
+# little more than its start. Run 85 did the same by hand in 409 s.
 #
 # Here, before the call (a fresh checkout; README.md in this folder):
 #   tools/device_pack.sh --gzip
@@ -43,8 +44,17 @@ stamp() { echo "[h200_call $((SECONDS - t0)) s] $*"; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 stamp "card: $gpu"
 if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
-  stamp "not an H200: nothing run (--any-card overrides)"
-  exit 0
+  # The machine is paid for: the GDN tests new since the last GPU run
+  # (a few seconds), nothing else.
+  stamp "not an H200: only the newest GDN tests (--any-card runs the rest)"
+  bash bench/unpack_device.sh || exit 2
+  export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
+  rc=0
+  for t in ${NEW_TESTS:-lifecycle_test}; do
+    timeout 120 ".device/bin/$t" > "$OUT/$t.log" 2>&1 || rc=1
+    stamp "$t: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/$t.log" | tr '\n' ' ')"
+  done
+  exit $rc
 fi
 
 # 1. The documented run, into $OUT/doc, then one tarball.
