@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -48,8 +49,9 @@ using testing::ToDevice;
 
 constexpr int kH = 16 / kHeadCut, kD = 128, kKc = 4, kRing = 4;
 constexpr int kLayers = 2;
-// The kernels' bounds against the fp32 recurrence (decode.h, prefill.h).
-constexpr double kOutBound = 2e-5, kStateBound = 2e-5;
+// The kernels' bounds against the fp32 recurrence (decode.h, prefill.h):
+// with the fp32 ring, and with the bf16 ring (d rounded to bf16).
+constexpr double kBound = 2e-5, kBf16RingBound = 2e-2;
 constexpr uint32_t kPoison = 0xffffffffu;  // Fill(0xff) of a float
 
 // Prompts of sequences 0-2 (one shorter than the conv window); decode rows
@@ -68,6 +70,7 @@ struct LifeCase {
   int hv = 32;
   bool two_pass = true;
   ReplayCoefRoute route = ReplayCoefRoute::kFused;
+  DType ring = DType::kFp32;  // of the ring's d entries
 };
 
 // One layer's weights and pools on the device, and its reference per row.
@@ -78,7 +81,8 @@ struct Layer {
   DeviceBuffer<float> state;          // [slots, HV, V, K]
   DeviceBuffer<uint16_t> conv_state;  // [slots, Kc - 1, conv_dim]
   DeviceBuffer<uint16_t> ring_k;      // [rings, H, L, K]
-  DeviceBuffer<float> ring_ks, ring_d, ring_g;
+  DeviceBuffer<float> ring_ks, ring_g;
+  DeviceBuffer<float> ring_d;  // fp32 or bf16 entries (LifeCase::ring)
   // Reference per decode row: the recurrent state [HV, V, K] and the conv
   // state [Kc - 1, conv_dim].
   std::vector<std::vector<float>> ref_state, ref_conv;
@@ -97,7 +101,10 @@ bool Poisoned(const std::vector<float>& v, size_t begin, size_t end) {
 class Life {
  public:
   Life(const LifeCase& c, uint32_t seed)
-      : c_(c), rng_(seed), HV_(c.hv / kHeadCut) {
+      : c_(c),
+        rng_(seed),
+        HV_(c.hv / kHeadCut),
+        bound_(c.ring == DType::kBf16 ? kBf16RingBound : kBound) {
     dims_.num_k_heads = kH;
     dims_.num_v_heads = HV_;
     dims_.head_k_dim = dims_.head_v_dim = kD;
@@ -119,6 +126,12 @@ class Life {
       ASSERT_NO_FATAL_FAILURE(DecodeStep(s, slots, rings, wp));
     }
     ASSERT_NO_FATAL_FAILURE(FinalCheck(slots, rings, wp));
+    std::printf(
+        "lifecycle HV=%d ring=%s route=%d prefill=%s: max decode out rel err "
+        "%.3g, max state rel err %.3g (bound %.0e)\n",
+        HV_, c_.ring == DType::kBf16 ? "bf16" : "fp32",
+        static_cast<int>(c_.route), c_.two_pass ? "two-pass" : "single",
+        worst_out_, worst_state_, bound_);
   }
 
  private:
@@ -276,7 +289,7 @@ class Life {
         EXPECT_LE(testing::RelErr(
                       &got[static_cast<size_t>(cu[s]) * dims_.value_dim()],
                       want.data(), want.size()),
-                  kOutBound)
+                  kBound)
             << "layer " << li << " prompt " << s << ": prefill outputs";
       }
     }
@@ -333,6 +346,7 @@ class Life {
       p.o_row_stride = dims_.value_dim();
       p.o_dtype = DType::kFp32;
       r.ring.length = kRing;
+      r.ring.dtype = c_.ring;
       r.ring.k = l.ring_k.get();
       r.ring.k_scale = l.ring_ks.get();
       r.ring.d = l.ring_d.get();
@@ -367,7 +381,9 @@ class Life {
         CheckConvRow(l, row, &x[static_cast<size_t>(row) * cd_], yr, where);
         std::vector<float> want(vd);
         RefToken(l, row, yr, &a[row * HV_], &b[row * HV_], want.data());
-        EXPECT_LE(testing::RelErr(orow, want.data(), vd), kOutBound)
+        const double err = testing::RelErr(orow, want.data(), vd);
+        worst_out_ = std::max(worst_out_, err);
+        EXPECT_LE(err, bound_)
             << where << ": output (cursor " << wp[row] << ")";
       }
     }
@@ -413,6 +429,7 @@ class Life {
       f.num_slots = kNumSlots;
       f.slot_indices = dslots.get();
       f.ring.length = kRing;
+      f.ring.dtype = c_.ring;
       f.ring.k = l.ring_k.get();
       f.ring.k_scale = l.ring_ks.get();
       f.ring.d = l.ring_d.get();
@@ -442,9 +459,10 @@ class Life {
     for (int li = 0; li < kLayers; ++li) {
       Layer& l = layers_[li];
       const std::vector<float> st = l.state.Download();
-      EXPECT_LE(testing::RelErr(&st[static_cast<size_t>(slot) * sf_],
-                                l.ref_state[row].data(), sf_),
-                kStateBound)
+      const double err = testing::RelErr(&st[static_cast<size_t>(slot) * sf_],
+                                         l.ref_state[row].data(), sf_);
+      worst_state_ = std::max(worst_state_, err);
+      EXPECT_LE(err, bound_)
           << where << ": layer " << li << " row " << row << " state";
       const std::vector<float> conv = FromBf16(l.conv_state.Download());
       const size_t cs = static_cast<size_t>(kKc - 1) * cd_;
@@ -508,6 +526,8 @@ class Life {
   LifeCase c_;
   std::mt19937 rng_;
   int HV_;
+  double bound_;  // outputs and states against the recurrence
+  double worst_out_ = 0, worst_state_ = 0;
   GdnDims dims_;
   int cd_ = 0;
   size_t sf_ = 0;
@@ -533,6 +553,16 @@ TEST(GdnLifecycleTest, SixteenValueHeadsSinglePassPrecomputedRoute) {
   c.two_pass = false;
   c.route = ReplayCoefRoute::kPrecomputed;
   Life(c, 12).Run();
+}
+
+TEST(GdnLifecycleTest, Bf16RingStaysClose) {
+  GDN_SKIP_WITHOUT_GPU();
+  // The bf16 ring (d rounded): outputs and states within its bound; kAuto
+  // picks the coefficient route.
+  LifeCase c;
+  c.route = ReplayCoefRoute::kAuto;
+  c.ring = DType::kBf16;
+  Life(c, 13).Run();
 }
 
 }  // namespace
