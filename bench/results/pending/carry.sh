@@ -6,7 +6,7 @@
 # repository root, before each call:
 #   bash bench/results/pending/carry.sh                          # the documented run
 #   bash bench/results/pending/carry.sh d78 coefmma leank        # an A/B call
-# Prints the carry's size.
+# Prints the carry's size, and fails if it is over the run tool's limit.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 mkdir -p .device .device-parked
@@ -29,4 +29,10 @@ done
 tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
 device=$(du -sb .device | cut -f1)
 names=$(cd .device && printf '%s ' */ | tr -d /)
-echo "carry: ${names}— $(((tracked + device) >> 20)) MiB of 64"
+total=$((tracked + device))
+echo "carry: ${names}— $(awk -v b=$total 'BEGIN { printf "%.1f", b / 1048576 }') MiB of 64"
+# The run tool refuses a working tree over 64 MiB (tracked files and carry).
+if [ $total -gt $((64 << 20)) ]; then
+  echo "carry.sh: over the run tool's 64 MiB: name fewer builds" >&2
+  exit 1
+fi

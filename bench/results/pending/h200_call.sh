@@ -9,9 +9,9 @@
 # Here, before the call (a fresh checkout; README.md in this folder):
 #   tools/device_pack.sh --gzip
 #   bash bench/results/pending/pack.sh decode
-#   bash bench/results/pending/carry.sh dbase kpf coefmma    # ~60 MiB of 64
+#   bash bench/results/pending/carry.sh kpf coefmma    # 60.6 MiB of 64
 # then the run tool, carry [".device"], timeout 600:
-#   bash bench/results/pending/h200_call.sh --tests coefmma dbase kpf coefmma
+#   bash bench/results/pending/h200_call.sh --tests coefmma bin kpf coefmma
 #
 # The run tool returns at most eight files from $OUT, so this leaves four:
 # doc.tgz (the documented run's files: tests, benchmark log and JSON, smi.csv,
