@@ -127,11 +127,13 @@ class Life {
     }
     ASSERT_NO_FATAL_FAILURE(FinalCheck(slots, rings, wp));
     std::printf(
-        "lifecycle HV=%d ring=%s route=%d prefill=%s: max decode out rel err "
+        "lifecycle HV=%d ring=%s route=%s prefill=%s: max decode out rel err "
         "%.3g, max state rel err %.3g (bound %.0e)\n",
         HV_, c_.ring == DType::kBf16 ? "bf16" : "fp32",
-        static_cast<int>(c_.route), c_.two_pass ? "two-pass" : "single",
-        worst_out_, worst_state_, bound_);
+        c_.route == ReplayCoefRoute::kAuto    ? "auto"
+        : c_.route == ReplayCoefRoute::kFused ? "fused"
+                                              : "precomputed",
+        c_.two_pass ? "two-pass" : "single", worst_out_, worst_state_, bound_);
   }
 
  private:
@@ -200,6 +202,71 @@ class Life {
                      beta.data(), l.ref_state[r].data(), o);
   }
 
+  // The conv of layer l over `num_seqs` sequences (decode form: one token
+  // each) from x into y.
+  GdnConvParams Conv(Layer& l, int num_seqs, const uint16_t* x,
+                     const int32_t* slots, uint16_t* y) const {
+    GdnConvParams conv;
+    conv.conv_dim = cd_;
+    conv.num_seqs = num_seqs;
+    conv.x = x;
+    conv.x_row_stride = cd_;
+    conv.weight = l.dw.get();
+    conv.conv_state = l.conv_state.get();
+    conv.num_slots = kNumSlots;
+    conv.slot_indices = slots;
+    conv.y = y;
+    conv.y_row_stride = cd_;
+    return conv;
+  }
+
+  // The fields the prefill and the decode step share (GdnPrefillParams,
+  // GdnDecodeParams): layer l's heads, gates and pool, the conv's rows as
+  // q|k|v, a and b, and fp32 outputs.
+  template <class P>
+  void FillStep(Layer& l, const uint16_t* qkv, const uint16_t* a,
+                const uint16_t* b, const int32_t* slots, float* o, P* p) const {
+    p->num_k_heads = kH;
+    p->num_v_heads = HV_;
+    p->qkv = qkv;
+    p->qkv_row_stride = cd_;
+    p->a = a;
+    p->b = b;
+    p->ab_row_stride = HV_;
+    p->A_log = l.dA_log.get();
+    p->dt_bias = l.ddt_bias.get();
+    p->state = l.state.get();
+    p->num_slots = kNumSlots;
+    p->slot_indices = slots;
+    p->o = o;
+    p->o_row_stride = dims_.value_dim();
+    p->o_dtype = DType::kFp32;
+  }
+
+  GdnReplayRing Ring(Layer& l) const {
+    GdnReplayRing ring;
+    ring.length = kRing;
+    ring.dtype = c_.ring;
+    ring.k = l.ring_k.get();
+    ring.k_scale = l.ring_ks.get();
+    ring.d = l.ring_d.get();
+    ring.g = l.ring_g.get();
+    ring.num_ring_slots = kNumRings;
+    return ring;
+  }
+
+  // The cursor advance over every row, ring slots `rings` (< 0: untouched).
+  void Advance(const int32_t* rings) {
+    GdnReplayAdvanceParams adv;
+    adv.batch = kRows;
+    adv.ring_length = kRing;
+    adv.ring_indices = rings;
+    adv.write_pos = write_pos_.get();
+    adv.force_flush = force_.get();
+    ASSERT_TRUE(LaunchGdnReplayAdvance(adv, nullptr).ok());
+    ASSERT_EQ(testing::CudaLastError(), "");
+  }
+
   void Prefill() {
     const int n = static_cast<int>(kPrompts.size());
     std::vector<int32_t> cu(n + 1, 0);
@@ -228,41 +295,17 @@ class Life {
       ASSERT_EQ(dy.Fill(0xff), cudaSuccess);
       ASSERT_EQ(dout.Fill(0xff), cudaSuccess);
 
-      GdnConvParams conv;
-      conv.conv_dim = cd_;
-      conv.num_seqs = n;
+      GdnConvParams conv = Conv(l, n, dx.get(), dslots.get(), dy.get());
       conv.max_seqlen = *std::max_element(kPrompts.begin(), kPrompts.end());
       conv.cu_seqlens = dcu.get();
-      conv.x = dx.get();
-      conv.x_row_stride = cd_;
-      conv.weight = l.dw.get();
-      conv.conv_state = l.conv_state.get();
-      conv.num_slots = kNumSlots;
-      conv.slot_indices = dslots.get();
       conv.has_initial_state = fresh.get();
-      conv.y = dy.get();
-      conv.y_row_stride = cd_;
       ASSERT_TRUE(LaunchGdnCausalConv(conv, nullptr).ok());
 
       GdnPrefillParams p;
-      p.num_k_heads = kH;
-      p.num_v_heads = HV_;
+      FillStep(l, dy.get(), da.get(), db.get(), dslots.get(), dout.get(), &p);
       p.num_seqs = n;
       p.cu_seqlens = dcu.get();
-      p.qkv = dy.get();
-      p.qkv_row_stride = cd_;
-      p.a = da.get();
-      p.b = db.get();
-      p.ab_row_stride = HV_;
-      p.A_log = l.dA_log.get();
-      p.dt_bias = l.ddt_bias.get();
-      p.state = l.state.get();
-      p.num_slots = kNumSlots;
-      p.slot_indices = dslots.get();
       p.has_initial_state = fresh.get();
-      p.o = dout.get();
-      p.o_row_stride = dims_.value_dim();
-      p.o_dtype = DType::kFp32;
       if (c_.two_pass) {
         p.scratch = scratch.get();
         p.scratch_floats = static_cast<int64_t>(scratch.size());
@@ -315,43 +358,13 @@ class Life {
       ASSERT_EQ(dy.Fill(0xff), cudaSuccess);
       ASSERT_EQ(dout.Fill(0xff), cudaSuccess);
 
-      GdnConvParams conv;
-      conv.conv_dim = cd_;
-      conv.num_seqs = kRows;
-      conv.x = dx.get();
-      conv.x_row_stride = cd_;
-      conv.weight = l.dw.get();
-      conv.conv_state = l.conv_state.get();
-      conv.num_slots = kNumSlots;
-      conv.slot_indices = dslots.get();
-      conv.y = dy.get();
-      conv.y_row_stride = cd_;
-
+      const GdnConvParams conv =
+          Conv(l, kRows, dx.get(), dslots.get(), dy.get());
       GdnReplayParams r;
-      GdnDecodeParams& p = r.step;
-      p.num_k_heads = kH;
-      p.num_v_heads = HV_;
-      p.batch = kRows;
-      p.qkv = dy.get();
-      p.qkv_row_stride = cd_;
-      p.a = da.get();
-      p.b = db.get();
-      p.ab_row_stride = HV_;
-      p.A_log = l.dA_log.get();
-      p.dt_bias = l.ddt_bias.get();
-      p.state = l.state.get();
-      p.num_slots = kNumSlots;
-      p.slot_indices = dslots.get();
-      p.o = dout.get();
-      p.o_row_stride = dims_.value_dim();
-      p.o_dtype = DType::kFp32;
-      r.ring.length = kRing;
-      r.ring.dtype = c_.ring;
-      r.ring.k = l.ring_k.get();
-      r.ring.k_scale = l.ring_ks.get();
-      r.ring.d = l.ring_d.get();
-      r.ring.g = l.ring_g.get();
-      r.ring.num_ring_slots = kNumRings;
+      FillStep(l, dy.get(), da.get(), db.get(), dslots.get(), dout.get(),
+               &r.step);
+      r.step.batch = kRows;
+      r.ring = Ring(l);
       r.ring_indices = drings.get();
       r.write_pos = write_pos_.get();
       r.force_flush = force_.get();
@@ -388,14 +401,7 @@ class Life {
       }
     }
     // After the last layer: the cursors move, the flags clear.
-    GdnReplayAdvanceParams adv;
-    adv.batch = kRows;
-    adv.ring_length = kRing;
-    adv.ring_indices = drings.get();
-    adv.write_pos = write_pos_.get();
-    adv.force_flush = force_.get();
-    ASSERT_TRUE(LaunchGdnReplayAdvance(adv, nullptr).ok());
-    ASSERT_EQ(testing::CudaLastError(), "");
+    ASSERT_NO_FATAL_FAILURE(Advance(drings.get()));
     for (int row = 0; row < kRows; ++row) {
       if (rings[row] < 0) continue;
       wp[row] = (wp[row] == kRing - 1 || force[row] != 0) ? 0 : wp[row] + 1;
@@ -428,26 +434,13 @@ class Life {
       f.state = l.state.get();
       f.num_slots = kNumSlots;
       f.slot_indices = dslots.get();
-      f.ring.length = kRing;
-      f.ring.dtype = c_.ring;
-      f.ring.k = l.ring_k.get();
-      f.ring.k_scale = l.ring_ks.get();
-      f.ring.d = l.ring_d.get();
-      f.ring.g = l.ring_g.get();
-      f.ring.num_ring_slots = kNumRings;
+      f.ring = Ring(l);
       f.ring_indices = drings.get();
       f.write_pos = write_pos_.get();
       ASSERT_TRUE(LaunchGdnReplayFold(f, nullptr).ok());
     }
     ASSERT_EQ(force_.Upload(flags), cudaSuccess);
-    GdnReplayAdvanceParams adv;
-    adv.batch = kRows;
-    adv.ring_length = kRing;
-    adv.ring_indices = drings.get();
-    adv.write_pos = write_pos_.get();
-    adv.force_flush = force_.get();
-    ASSERT_TRUE(LaunchGdnReplayAdvance(adv, nullptr).ok());
-    ASSERT_EQ(testing::CudaLastError(), "");
+    ASSERT_NO_FATAL_FAILURE(Advance(drings.get()));
     for (int row : which) wp[row] = 0;
     const std::vector<int32_t> got_wp = write_pos_.Download();
     for (int row : which) EXPECT_EQ(got_wp[row], 0) << "folded row " << row;
