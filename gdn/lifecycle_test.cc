@@ -10,6 +10,9 @@
 //   - a GRPO fork: the parent's ring folded into its slot in every layer, its
 //     cursor reset, its state and conv slots copied to the child's, and both
 //     rows decoding on;
+//   - a second turn (multi-turn RL): a row's ring folded, more prompt tokens
+//     prefilled onto its state and conv state (the continuation form), and
+//     the row decoding on;
 //   - the final fold of every ON row.
 // Every output row is checked against the reference, and at the end every
 // state and conv state too. The cursors are checked against the protocol
@@ -65,6 +68,10 @@ const std::vector<int32_t> kSlots = {5, 1, 3, 6};
 const std::vector<int32_t> kRings = {2, -1, 0, 1};
 constexpr int kNumSlots = 7, kNumRings = 4;
 constexpr int kSteps = 11, kForkStep = 5, kForcedStep = 1, kForcedRow = 2;
+// A second turn (multi-turn RL: a tool's answer appended to a rollout): at
+// step kTurnStep row kTurnRow's ring is folded and kTurnTokens more prompt
+// tokens are prefilled onto its state and conv state, then it decodes on.
+constexpr int kTurnStep = 8, kTurnRow = 2, kTurnTokens = 9;
 
 struct LifeCase {
   int hv = 32;
@@ -115,13 +122,19 @@ class Life {
 
   void Run() {
     ASSERT_NO_FATAL_FAILURE(Setup());
-    ASSERT_NO_FATAL_FAILURE(Prefill());
     std::vector<int32_t> slots = kSlots, rings = kRings;
     slots[kChild] = rings[kChild] = -1;  // padding until the fork
     std::vector<int32_t> wp(kRows, 0);   // the protocol's cursors
+    ASSERT_NO_FATAL_FAILURE(Prefill({0, 1, 2}, kPrompts, slots, true));
     for (int s = 0; s < kSteps; ++s) {
       if (s == kForkStep) {
         ASSERT_NO_FATAL_FAILURE(Fork(slots, rings, wp));
+      }
+      if (s == kTurnStep) {
+        ASSERT_GT(wp[kTurnRow], 0) << "the turn should fold ring entries";
+        ASSERT_NO_FATAL_FAILURE(FoldRows({kTurnRow}, slots, rings, wp));
+        ASSERT_NO_FATAL_FAILURE(
+            Prefill({kTurnRow}, {kTurnTokens}, slots, false));
       }
       ASSERT_NO_FATAL_FAILURE(DecodeStep(s, slots, rings, wp));
     }
@@ -267,15 +280,22 @@ class Life {
     ASSERT_EQ(testing::CudaLastError(), "");
   }
 
-  void Prefill() {
-    const int n = static_cast<int>(kPrompts.size());
-    std::vector<int32_t> cu(n + 1, 0);
-    for (int s = 0; s < n; ++s) cu[s + 1] = cu[s] + kPrompts[s];
+  // Prefills lens[i] tokens of decode row rows[i] (slot slots[rows[i]]), in
+  // one varlen launch per layer: a fresh prompt (from zeros), or a
+  // continuation of the row's stored state and conv state (its ring folded
+  // before).
+  void Prefill(const std::vector<int>& rows, const std::vector<int>& lens,
+               const std::vector<int32_t>& slots, bool fresh) {
+    const int n = static_cast<int>(rows.size());
+    std::vector<int32_t> cu(n + 1, 0), seq_slots(n);
+    for (int s = 0; s < n; ++s) cu[s + 1] = cu[s] + lens[s];
+    for (int s = 0; s < n; ++s) seq_slots[s] = slots[rows[s]];
     const int tokens = cu[n];
-    DeviceBuffer<int32_t> dcu = ToDevice(cu);
-    DeviceBuffer<int32_t> dslots =
-        ToDevice(std::vector<int32_t>(kSlots.begin(), kSlots.begin() + n));
-    DeviceBuffer<int8_t> fresh = ToDevice(std::vector<int8_t>(n, 0));
+    DeviceBuffer<int32_t> dcu = ToDevice(cu), dslots = ToDevice(seq_slots);
+    // Fresh: has_initial_state all 0. A continuation passes none (null:
+    // every sequence continues from its slot).
+    DeviceBuffer<int8_t> init = ToDevice(std::vector<int8_t>(n, 0));
+    const int8_t* has_initial_state = fresh ? init.get() : nullptr;
     DeviceBuffer<uint16_t> dy(static_cast<size_t>(tokens) * cd_);
     DeviceBuffer<float> dout(static_cast<size_t>(tokens) * dims_.value_dim());
     DeviceBuffer<float> scratch;
@@ -296,16 +316,16 @@ class Life {
       ASSERT_EQ(dout.Fill(0xff), cudaSuccess);
 
       GdnConvParams conv = Conv(l, n, dx.get(), dslots.get(), dy.get());
-      conv.max_seqlen = *std::max_element(kPrompts.begin(), kPrompts.end());
+      conv.max_seqlen = *std::max_element(lens.begin(), lens.end());
       conv.cu_seqlens = dcu.get();
-      conv.has_initial_state = fresh.get();
+      conv.has_initial_state = has_initial_state;
       ASSERT_TRUE(LaunchGdnCausalConv(conv, nullptr).ok());
 
       GdnPrefillParams p;
       FillStep(l, dy.get(), da.get(), db.get(), dslots.get(), dout.get(), &p);
       p.num_seqs = n;
       p.cu_seqlens = dcu.get();
-      p.has_initial_state = fresh.get();
+      p.has_initial_state = has_initial_state;
       if (c_.two_pass) {
         p.scratch = scratch.get();
         p.scratch_floats = static_cast<int64_t>(scratch.size());
@@ -316,24 +336,26 @@ class Life {
 
       const std::vector<float> y = FromBf16(dy.Download());
       const std::vector<float> got = dout.Download();
+      const int vd = dims_.value_dim();
       for (int s = 0; s < n; ++s) {
-        std::vector<float> want(static_cast<size_t>(kPrompts[s]) *
-                                dims_.value_dim());
+        const int row = rows[s];
+        const std::string what = std::string(fresh ? "prompt" : "turn") +
+                                 " of row " + std::to_string(row);
+        std::vector<float> want(static_cast<size_t>(lens[s]) * vd);
         for (int t = cu[s]; t < cu[s + 1]; ++t) {
-          const std::string where = "layer " + std::to_string(li) + " prompt " +
-                                    std::to_string(s) + " token " +
-                                    std::to_string(t - cu[s]);
-          CheckConvRow(l, s, &x[static_cast<size_t>(t) * cd_],
-                       &y[static_cast<size_t>(t) * cd_], where);
-          RefToken(l, s, &y[static_cast<size_t>(t) * cd_], &a[t * HV_],
-                   &b[t * HV_],
-                   &want[static_cast<size_t>(t - cu[s]) * dims_.value_dim()]);
+          const size_t ty = static_cast<size_t>(t) * cd_;
+          const std::string where = "layer " + std::to_string(li) + " " + what +
+                                    " token " + std::to_string(t - cu[s]);
+          CheckConvRow(l, row, &x[ty], &y[ty], where);
+          RefToken(l, row, &y[ty], &a[t * HV_], &b[t * HV_],
+                   &want[static_cast<size_t>(t - cu[s]) * vd]);
         }
-        EXPECT_LE(testing::RelErr(
-                      &got[static_cast<size_t>(cu[s]) * dims_.value_dim()],
-                      want.data(), want.size()),
-                  kBound)
-            << "layer " << li << " prompt " << s << ": prefill outputs";
+        // A fresh prompt is exact; a turn continues from a state that
+        // carries the ring's error (the bf16 ring's bound).
+        EXPECT_LE(testing::RelErr(&got[static_cast<size_t>(cu[s]) * vd],
+                                  want.data(), want.size()),
+                  fresh ? kBound : bound_)
+            << "layer " << li << " " << what << ": prefill outputs";
       }
     }
   }
