@@ -20,9 +20,11 @@ pending_set() {
     decode)
       dir=$pending/decode base=dbase
       # layer_decode: the conv -> decode pair, whose PDL contract the
-      # emulation checks (gdn/emu/README.md).
+      # emulation checks (gdn/emu/README.md); lifecycle: the kernels as an
+      # engine drives them (prefill, two layers, fold, fork, second turn).
       test=//gdn:decode_test
-      emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test)
+      emu_tests=(//gdn:decode_emu_test //gdn:layer_decode_emu_test
+        //gdn:lifecycle_emu_test)
       # The previous sets ran in runs 81-82 and 84 (docs/benchmarks/gdn_history.md):
       # regfold8 shipped in 692959f; coefmma, leank, rowpipe and lkrp are in
       # the history at 2b4831d, regfold32 at 7436207; mmailp shipped (run 85);
