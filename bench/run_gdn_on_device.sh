@@ -64,6 +64,9 @@ if command -v compute-sanitizer > /dev/null; then
       --gtest_filter='*TwoPass*:*Varlen*:*RandomConfigurations*'
     timeout 60 compute-sanitizer --tool memcheck "$B/conv_test" \
       --gtest_filter='*RandomConfigurations*'
+    # Every kernel in the order an engine launches them (prefill, the layer
+    # pairs, fold, advance).
+    timeout 90 compute-sanitizer --tool memcheck "$B/lifecycle_test"
   } > "$OUT/sanitizer.log" 2>&1
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|PASSED|FAILED" "$OUT/sanitizer.log" | head -20
 fi
