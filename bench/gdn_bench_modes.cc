@@ -172,7 +172,14 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
 // 15 the cycle's own flush), each in a graph of back-to-back calls over the
 // rotating slot sets. flush(0) - packed is the replay kernel's flush path
 // without a fold, flush(n) - flush(0) the fold of n entries. The auto tile,
-// then at 16/32 B = 1 the 8-row tile (the auto tile before tile32).
+// then at 16/32 B = 1 the 8-row tile (the auto tile before tile32); each
+// also with the ring unstaged (read from L2 into registers, no cp.async
+// group of its own). A staged ring is the older cp.async group, so its copies
+// and their address arithmetic (~200 SASS instructions in the staged bv8
+// kernel) go before the state tile's copies; unstaged, the tile's copies
+// leave as soon as the indices return, as in the packed kernel. Whether that
+// pays at batch 1 (flush(0) is 0.43 us over the packed step on an H100, run
+// 89, with the same arithmetic) is what the unstaged lines say.
 void FlushCost(Runner& r, std::mt19937& rng) {
   constexpr int kFill[] = {0, 1, 4, 8, 14};  // non-flush cursors (< L - 1)
   constexpr int kFold[] = {0, 1, 4, 8, 15};  // entries a flush folds
@@ -185,6 +192,10 @@ void FlushCost(Runner& r, std::mt19937& rng) {
       if (HV == 32 && B == 1) {
         vars.emplace_back();
         vars.back().tile = DecodeTile::kBv8;
+      }
+      for (size_t i = 0, staged = vars.size(); i < staged; ++i) {
+        vars.push_back(vars[i]);
+        vars.back().stage = false;
       }
       const int calls = Runner::GraphCalls(st.nsets);
       for (const Variant& v : vars) {
@@ -200,7 +211,7 @@ void FlushCost(Runner& r, std::mt19937& rng) {
           });
         };
         std::printf("FLUSHCOST HV=%d B=%d tile %s packed %.2f | non-flush", HV,
-                    B, gdn::DecodeTileName(v.tile), p);
+                    B, v.Name().c_str(), p);
         for (int n : kFill) std::printf(" n%d %.2f", n, step(n, false));
         std::printf(" | flush");
         for (int n : kFold) {
