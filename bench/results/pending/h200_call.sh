@@ -3,13 +3,15 @@
 # run on HEAD (bench/run_gdn_on_device.sh: the record), then the pending
 # builds' A/B (bench/ab_on_device.sh) with as many passes as the call's time
 # leaves. On any other card it runs only the GDN tests added since the last
-# GPU run (NEW_TESTS, default lifecycle_test: seconds), so that an H100 costs
-# little more than its start. Run 85 did the same by hand in 409 s.
+# GPU run (NEW_TESTS, default lifecycle_test: seconds) and the batch-1 cost
+# lines of FLUSH_BUILDS (gdn_bench --flush-cost of bin and tfirst: about a
+# minute), so that an H100 costs little more than its start. Run 85 did the
+# same by hand in 409 s.
 #
 # Here, before the call (a fresh checkout; README.md in this folder):
 #   tools/device_pack.sh --gzip
 #   bash bench/results/pending/pack.sh decode
-#   bash bench/results/pending/carry.sh kpf coefmma    # 60.6 MiB of 64
+#   bash bench/results/pending/carry.sh kpf coefmma tfirst
 # then the run tool, carry [".device"], timeout 600:
 #   bash bench/results/pending/h200_call.sh --tests coefmma bin kpf coefmma
 #
@@ -53,6 +55,15 @@ if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
   for t in ${NEW_TESTS:-lifecycle_test}; do
     timeout 120 ".device/bin/$t" > "$OUT/$t.log" 2>&1 || rc=1
     stamp "$t: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/$t.log" | tr '\n' ' ')"
+  done
+  # And the batch-1 cost lines of the builds in FLUSH_BUILDS (default bin
+  # and tfirst, where packed): staged against unstaged ring (README.md).
+  for b in ${FLUSH_BUILDS:-bin tfirst}; do
+    [ -x ".device/$b/gdn_bench" ] || continue
+    timeout 150 ".device/$b/gdn_bench" --no-micro --flush-cost \
+      > "$OUT/flush_cost_$b.log" 2>&1 || rc=1
+    stamp "flush-cost of $b:"
+    grep FLUSHCOST "$OUT/flush_cost_$b.log"
   done
   exit $rc
 fi
