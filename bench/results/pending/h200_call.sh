@@ -48,7 +48,7 @@ stamp "card: $gpu"
 if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
   # The machine is paid for: the GDN tests new since the last GPU run
   # (a few seconds), nothing else.
-  stamp "not an H200: only the newest GDN tests (--any-card runs the rest)"
+  stamp "not an H200: the newest GDN tests and the flush-cost lines only (--any-card runs the rest)"
   bash bench/unpack_device.sh || exit 2
   export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
   rc=0
