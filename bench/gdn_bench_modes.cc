@@ -175,11 +175,13 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
 // then at 16/32 B = 1 the 8-row tile (the auto tile before tile32); each
 // also with the ring unstaged (read from L2 into registers, no cp.async
 // group of its own). A staged ring is the older cp.async group, so its copies
-// and their address arithmetic (~200 SASS instructions in the staged bv8
-// kernel) go before the state tile's copies; unstaged, the tile's copies
-// leave as soon as the indices return, as in the packed kernel. Whether that
-// pays at batch 1 (flush(0) is 0.43 us over the packed step on an H100, run
-// 89, with the same arithmetic) is what the unstaged lines say.
+// and their address arithmetic go before the state tile's copies (the staged
+// bv8 kernel's first tile copy is SASS instruction 264, the packed kernel's
+// 97). Unstaged, no group has to go first (HEAD still copies the tile after
+// the ring's arithmetic, at 202; bench/results/pending's tfirst at 126).
+// Whether the tile's issue point is what a batch-1 flush pays over the
+// packed step (0.43 us with nothing to fold on an H100, run 89, with the
+// same arithmetic) is what the unstaged lines say.
 void FlushCost(Runner& r, std::mt19937& rng) {
   constexpr int kFill[] = {0, 1, 4, 8, 14};  // non-flush cursors (< L - 1)
   constexpr int kFold[] = {0, 1, 4, 8, 15};  // entries a flush folds
