@@ -174,12 +174,12 @@ def parse_passes(text):
 def format_passes(passes, samples):
     """One line per pass: its build and its samples' SM clock, power and reasons."""
     lines = []
-    for number, build, start, end in passes:
+    for index, build, start, end in passes:
         st = window_stats(samples, start, end)
         if st is None:
-            lines.append(f"pass {number}: {build} (no samples)")
+            lines.append(f"pass {index}: {build} (no samples)")
             continue
-        lines.append(f"pass {number}: {build} SM {st['sm_median']:.0f} MHz median, "
+        lines.append(f"pass {index}: {build} SM {st['sm_median']:.0f} MHz median, "
                      f"{st['sm_min']:.0f} lowest; {power_text(st)} highest; "
                      f"{reason_names(st['reasons'])} ({st['n']} samples)")
     return lines

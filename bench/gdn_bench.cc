@@ -23,10 +23,9 @@
 // record carries the Unix time its timing ended (t_unix), and one "point"
 // record per shape and batch the point's figures. The copy / in-place /
 // read-only bandwidth ceilings and the batch-1 floors (an empty kernel, an
-// in-place and a read-only pass over one layer's batch-1 state) are measured in
-// the same run. Effective bandwidth counts the algorithmic minimum bytes: fp32
-// state read
-// (+ write), ring reads/appends, q|k|v, a, b in and o out.
+// in-place and a read-only pass over one layer's batch-1 state) are measured
+// in the same run. Effective bandwidth counts the algorithmic minimum bytes:
+// fp32 state read (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
 //             [--profile[=HV/B]] [--replay-only] [--overlap] [--flush-cost]

@@ -236,7 +236,9 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   row.r_auto = c.cycle_us;
   row.r_nf = c.nonflush_us;
   row.r_f = c.flush_us;
-  row.r_spread = r_autos.back().cycle_us / r_autos.front().cycle_us - 1.0;
+  std::vector<double> cycles;
+  for (const Runner::Cycle& x : r_autos) cycles.push_back(x.cycle_us);
+  row.r_spread = Spread(cycles);
   {
     // A plain launch: where kAuto launches plainly, the same configuration.
     row.r_none = row.r_auto;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -468,22 +469,36 @@ class Life {
     for (int row : which) EXPECT_EQ(got_wp[row], 0) << "folded row " << row;
   }
 
-  // The slot of `row` in every layer against its reference (state within
-  // the bound, conv state exact: a copy of bf16 inputs).
-  void CheckSlot(int row, int slot, const std::string& where) {
+  // The slots of `rows` (slots[row]) in every layer against their
+  // references: the state within the bound, the conv state exactly (a copy of
+  // bf16 inputs). With `unused_poisoned`, also that the slots no row uses
+  // were never touched. Each layer's pools are downloaded once.
+  void CheckSlots(const std::vector<int>& rows,
+                  const std::vector<int32_t>& slots, bool unused_poisoned,
+                  const std::string& where) {
+    const size_t cs = static_cast<size_t>(kKc - 1) * cd_;
     for (int li = 0; li < kLayers; ++li) {
       Layer& l = layers_[li];
       const std::vector<float> st = l.state.Download();
-      const double err = testing::RelErr(&st[static_cast<size_t>(slot) * sf_],
-                                         l.ref_state[row].data(), sf_);
-      worst_state_ = std::max(worst_state_, err);
-      EXPECT_LE(err, bound_)
-          << where << ": layer " << li << " row " << row << " state";
       const std::vector<float> conv = FromBf16(l.conv_state.Download());
-      const size_t cs = static_cast<size_t>(kKc - 1) * cd_;
-      EXPECT_TRUE(std::equal(l.ref_conv[row].begin(), l.ref_conv[row].end(),
-                             conv.begin() + static_cast<size_t>(slot) * cs))
-          << where << ": layer " << li << " row " << row << " conv state";
+      for (int row : rows) {
+        const size_t slot = static_cast<size_t>(slots[row]);
+        const double err =
+            testing::RelErr(&st[slot * sf_], l.ref_state[row].data(), sf_);
+        worst_state_ = std::max(worst_state_, err);
+        EXPECT_LE(err, bound_)
+            << where << ": layer " << li << " row " << row << " state";
+        EXPECT_TRUE(std::equal(l.ref_conv[row].begin(), l.ref_conv[row].end(),
+                               conv.begin() + slot * cs))
+            << where << ": layer " << li << " row " << row << " conv state";
+      }
+      for (int slot = 0; unused_poisoned && slot < kNumSlots; ++slot) {
+        if (std::find(slots.begin(), slots.end(), slot) != slots.end()) {
+          continue;
+        }
+        EXPECT_TRUE(Poisoned(st, slot * sf_, (slot + 1) * sf_))
+            << "unused slot " << slot << " written";
+      }
     }
   }
 
@@ -493,7 +508,7 @@ class Life {
             std::vector<int32_t>& wp) {
     ASSERT_GT(wp[kParent], 0) << "the fork should fold ring entries";
     ASSERT_NO_FATAL_FAILURE(FoldRows({kParent}, slots, rings, wp));
-    ASSERT_NO_FATAL_FAILURE(CheckSlot(kParent, slots[kParent], "fold"));
+    ASSERT_NO_FATAL_FAILURE(CheckSlots({kParent}, slots, false, "fold"));
     const size_t cs = static_cast<size_t>(kKc - 1) * cd_;
     for (Layer& l : layers_) {
       ASSERT_EQ(cudaMemcpy(l.state.get() + kSlots[kChild] * sf_,
@@ -522,20 +537,9 @@ class Life {
       if (rings[row] >= 0) on.push_back(row);
     }
     ASSERT_NO_FATAL_FAILURE(FoldRows(on, slots, rings, wp));
-    for (int row = 0; row < kRows; ++row) {
-      CheckSlot(row, slots[row], "end");
-    }
-    // The slots no row used: never touched.
-    for (Layer& l : layers_) {
-      const std::vector<float> st = l.state.Download();
-      for (int slot = 0; slot < kNumSlots; ++slot) {
-        if (std::find(slots.begin(), slots.end(), slot) != slots.end()) {
-          continue;
-        }
-        EXPECT_TRUE(Poisoned(st, slot * sf_, (slot + 1) * sf_))
-            << "unused slot " << slot << " written";
-      }
-    }
+    std::vector<int> all(kRows);
+    std::iota(all.begin(), all.end(), 0);
+    CheckSlots(all, slots, true, "end");
   }
 
   LifeCase c_;
