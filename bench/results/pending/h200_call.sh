@@ -2,24 +2,26 @@
 # The next H200 call, whole, in one device call: on an H200, the documented
 # run on HEAD (bench/run_gdn_on_device.sh: the record), then the pending
 # builds' A/B (bench/ab_on_device.sh) with as many passes as the call's time
-# leaves. On any other card it runs only the GDN tests added since the last
-# GPU run (NEW_TESTS, default lifecycle_test: seconds) and the batch-1 cost
-# lines of FLUSH_BUILDS (gdn_bench --flush-cost of bin and tfirst: about a
-# minute), so that an H100 costs little more than its start. Run 85 did the
-# same by hand in 409 s.
+# leaves. On any other card it runs, instead of the documented run, the GDN
+# tests added since the last GPU run (NEW_TESTS, default lifecycle_test:
+# seconds) and the batch-1 cost lines of FLUSH_BUILDS (gdn_bench --flush-cost
+# of bin and tfirst: about a minute each), then the same A/B: that card's
+# figures are not the record, but its tests and A/B answer what an H100 can.
+# Run 85 did the H200 half by hand in 409 s.
 #
 # Here, before the call (a fresh checkout; README.md in this folder):
 #   tools/device_pack.sh --gzip
 #   bash bench/results/pending/pack.sh decode
-#   bash bench/results/pending/carry.sh kpf coefmma tfirst
+#   bash bench/results/pending/carry.sh kpf tfirst tfrule
 # then the run tool, carry [".device"], timeout 600:
-#   bash bench/results/pending/h200_call.sh --tests coefmma bin kpf coefmma
+#   bash bench/results/pending/h200_call.sh --tests tfrule bin kpf tfrule
 #
-# The run tool returns at most eight files from $OUT, so this leaves four:
-# doc.tgz (the documented run's files: tests, benchmark log and JSON, smi.csv,
-# torch, sanitizer, sass), doc_run.log (its printed summary), ab.tgz (the
-# A/B's logs and clock samples) and ab_run.log (its summary table). The
-# summaries are also printed.
+# The run tool returns at most eight files from $OUT. On an H200 this leaves
+# four: doc.tgz (the documented run's files: tests, benchmark log and JSON,
+# smi.csv, torch, sanitizer, sass), doc_run.log (its printed summary), ab.tgz
+# (the A/B's logs and clock samples) and ab_run.log (its summary table); on
+# another card the tests' logs and flush_cost_BUILD.log instead of the first
+# two. The summaries are also printed.
 #
 # Options: --tests NAME[,NAME] (passed to ab_on_device.sh), --limit S (the
 # call's seconds, default 590), --any-card (run on whatever card came: for
@@ -47,35 +49,35 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 stamp "card: $gpu"
 if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
   # The machine is paid for: the GDN tests new since the last GPU run
-  # (a few seconds), nothing else.
-  stamp "not an H200: the newest GDN tests and the flush-cost lines only (--any-card runs the rest)"
+  # (seconds), the batch-1 cost lines, then the A/B with the time left; no
+  # documented run (not the record's card).
+  stamp "not an H200: the newest GDN tests, the flush-cost lines and the A/B (--any-card runs the documented run too)"
   bash bench/unpack_device.sh || exit 2
   export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
-  rc=0
+  doc_rc=0
   for t in ${NEW_TESTS:-lifecycle_test}; do
-    timeout 120 ".device/bin/$t" > "$OUT/$t.log" 2>&1 || rc=1
+    timeout 120 ".device/bin/$t" > "$OUT/$t.log" 2>&1 || doc_rc=1
     stamp "$t: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/$t.log" | tr '\n' ' ')"
   done
-  # And the batch-1 cost lines of the builds in FLUSH_BUILDS (default bin
-  # and tfirst, where packed): staged against unstaged ring (README.md).
+  # The batch-1 cost lines of the builds in FLUSH_BUILDS (default bin and
+  # tfirst, where packed): staged against unstaged ring (README.md).
   for b in ${FLUSH_BUILDS:-bin tfirst}; do
     [ -x ".device/$b/gdn_bench" ] || continue
     timeout 150 ".device/$b/gdn_bench" --no-micro --flush-cost \
-      > "$OUT/flush_cost_$b.log" 2>&1 || rc=1
+      > "$OUT/flush_cost_$b.log" 2>&1 || doc_rc=1
     stamp "flush-cost of $b:"
     grep FLUSHCOST "$OUT/flush_cost_$b.log"
   done
-  exit $rc
+else
+  # 1. The documented run, into $OUT/doc, then one tarball.
+  OUT="$OUT/doc" bash bench/run_gdn_on_device.sh > "$OUT/doc_run.log" 2>&1
+  doc_rc=$?
+  tar czf "$OUT/doc.tgz" -C "$OUT" doc && rm -rf "$OUT/doc"
+  stamp "documented run rc=$doc_rc"
+  grep -E "^\[|^tests:" "$OUT/doc_run.log"
+  sed -n '/^== GDN decode/,$p' "$OUT/doc_run.log" | head -20
+  sed -n '/samples: SM clock/,$p' "$OUT/doc_run.log" | head -18
 fi
-
-# 1. The documented run, into $OUT/doc, then one tarball.
-OUT="$OUT/doc" bash bench/run_gdn_on_device.sh > "$OUT/doc_run.log" 2>&1
-doc_rc=$?
-tar czf "$OUT/doc.tgz" -C "$OUT" doc && rm -rf "$OUT/doc"
-stamp "documented run rc=$doc_rc"
-grep -E "^\[|^tests:" "$OUT/doc_run.log"
-sed -n '/^== GDN decode/,$p' "$OUT/doc_run.log" | head -20
-sed -n '/samples: SM clock/,$p' "$OUT/doc_run.log" | head -18
 
 # 2. The A/B, with the passes the call's time leaves: ~28 s per build and
 # pass (H100, run 101), ~110 s per build under --tests, 20 s to spare.
