@@ -177,11 +177,11 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
 // group of its own). A staged ring is the older cp.async group, so its copies
 // and their address arithmetic go before the state tile's copies (the staged
 // bv8 kernel's first tile copy is SASS instruction 264, the packed kernel's
-// 97). Unstaged, no group has to go first (HEAD still copies the tile after
-// the ring's arithmetic, at 202; bench/results/pending's tfirst at 126).
-// Whether the tile's issue point is what a batch-1 flush pays over the
-// packed step (0.43 us with nothing to fold on an H100, run 89, with the
-// same arithmetic) is what the unstaged lines say.
+// 97). Unstaged, no group has to go first (the kernels still copy the tile
+// after the ring's arithmetic, at 202). Run 102 (H100): the unstaged kernels
+// pay 0.6-1.2 us more than the staged ones at n = 0 (they load their ring
+// registers for every j < L), and moving their tile copies to instruction
+// 126 (tfirst, bench/results/run102) took 0.2-0.35 us of it.
 void FlushCost(Runner& r, std::mt19937& rng) {
   constexpr int kFill[] = {0, 1, 4, 8, 14};  // non-flush cursors (< L - 1)
   constexpr int kFold[] = {0, 1, 4, 8, 15};  // entries a flush folds

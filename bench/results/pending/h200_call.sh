@@ -4,18 +4,18 @@
 # builds' A/B (bench/ab_on_device.sh) with as many passes as the call's time
 # leaves. On any other card it runs, instead of the documented run, the GDN
 # tests added since the last GPU run (NEW_TESTS, default lifecycle_test:
-# seconds) and the batch-1 cost lines of FLUSH_BUILDS (gdn_bench --flush-cost
-# of bin and tfirst: about a minute each), then the A/B less the builds only
-# an H200 can judge (H200_ONLY): that card's figures are not the record, but
-# its tests and A/B answer what an H100 can.
-# Run 85 did the H200 half by hand in 409 s.
+# seconds) and the batch-1 cost lines of FLUSH_BUILDS (gdn_bench --flush-cost,
+# default bin: about a minute each), then the A/B less the builds only an
+# H200 can judge (H200_ONLY): that card's figures are not the record, but its
+# tests and A/B answer what an H100 can. Run 85 did the H200 half by hand in
+# 409 s; run 102 took the other path on an H100 in 237 s.
 #
 # Here, before the call (a fresh checkout; README.md in this folder):
 #   tools/device_pack.sh --gzip
 #   bash bench/results/pending/pack.sh decode
-#   bash bench/results/pending/carry.sh kpf tfirst tfrule
+#   bash bench/results/pending/carry.sh kpf coefmma
 # then the run tool, carry [".device"], timeout 600:
-#   bash bench/results/pending/h200_call.sh --tests tfrule bin kpf tfrule
+#   bash bench/results/pending/h200_call.sh --tests coefmma bin kpf coefmma
 #
 # The run tool returns at most eight files from $OUT. On an H200 this leaves
 # four: doc.tgz (the documented run's files: tests, benchmark log and JSON,
@@ -60,9 +60,9 @@ if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
     timeout 120 ".device/bin/$t" > "$OUT/$t.log" 2>&1 || doc_rc=1
     stamp "$t: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/$t.log" | tr '\n' ' ')"
   done
-  # The batch-1 cost lines of the builds in FLUSH_BUILDS (default bin and
-  # tfirst, where packed): staged against unstaged ring (README.md).
-  for b in ${FLUSH_BUILDS:-bin tfirst}; do
+  # The batch-1 cost lines of the builds in FLUSH_BUILDS (default bin, where
+  # packed): staged against unstaged ring, by ring fill.
+  for b in ${FLUSH_BUILDS:-bin}; do
     [ -x ".device/$b/gdn_bench" ] || continue
     timeout 150 ".device/$b/gdn_bench" --no-micro --flush-cost \
       > "$OUT/flush_cost_$b.log" 2>&1 || doc_rc=1
@@ -77,6 +77,10 @@ if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
     [[ " ${H200_ONLY:-kpf coefmma} " == *" $b "* ]] || kept+=("$b")
   done
   builds=("${kept[@]}")
+  if [ ${#builds[@]} -lt 2 ]; then
+    stamp "no two builds left to compare on this card: no A/B"
+    exit $doc_rc
+  fi
 else
   # 1. The documented run, into $OUT/doc, then one tarball.
   OUT="$OUT/doc" bash bench/run_gdn_on_device.sh > "$OUT/doc_run.log" 2>&1
