@@ -77,6 +77,12 @@ if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
     [[ " ${H200_ONLY:-kpf coefmma} " == *" $b "* ]] || kept+=("$b")
   done
   builds=("${kept[@]}")
+  kept_tests=""  # and their tests
+  IFS=',' read -r -a named_tests <<< "$tests"
+  for b in "${named_tests[@]}"; do
+    [[ " ${builds[*]} " == *" $b "* ]] && kept_tests+="${kept_tests:+,}$b"
+  done
+  tests=$kept_tests
   if [ ${#builds[@]} -lt 2 ]; then
     stamp "no two builds left to compare on this card: no A/B"
     exit $doc_rc

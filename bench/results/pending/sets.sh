@@ -43,8 +43,10 @@ pending_set() {
       # unstaged by the launcher) were rejected in run 102 (both patches in
       # bench/results/run102). kpf's decode_test passed on an H100 (run
       # 101): packed without it, so that the set fits the carry.
-      variants=(kpf coefmma)
-      tested=" coefmma "
+      # tilefirst (thirtieth session): the staged kernels copy the state
+      # tile before the ring (run 102's lead for batch 1).
+      variants=(kpf coefmma tilefirst)
+      tested=" coefmma tilefirst "
       ;;
     *)
       return 1
