@@ -5,7 +5,7 @@
 # leaves. On any other card it runs, instead of the documented run, the GDN
 # tests added since the last GPU run (NEW_TESTS, default lifecycle_test:
 # seconds) and the batch-1 cost lines of FLUSH_BUILDS (gdn_bench --flush-cost,
-# default bin: about a minute each), then the A/B less the builds only an
+# default bin: seconds each), then the A/B less the builds only an
 # H200 can judge (H200_ONLY): that card's figures are not the record, but its
 # tests and A/B answer what an H100 can. Run 85 did the H200 half by hand in
 # 409 s; run 102 took the other path on an H100 in 237 s.
@@ -13,9 +13,9 @@
 # Here, before the call (a fresh checkout; README.md in this folder):
 #   tools/device_pack.sh --gzip
 #   bash bench/results/pending/pack.sh decode
-#   bash bench/results/pending/carry.sh kpf coefmma
+#   bash bench/results/pending/carry.sh kpf tilefirst
 # then the run tool, carry [".device"], timeout 600:
-#   bash bench/results/pending/h200_call.sh --tests coefmma bin kpf coefmma
+#   bash bench/results/pending/h200_call.sh --tests tilefirst bin kpf tilefirst
 #
 # The run tool returns at most eight files from $OUT. On an H200 this leaves
 # four: doc.tgz (the documented run's files: tests, benchmark log and JSON,
