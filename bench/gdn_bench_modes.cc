@@ -173,13 +173,14 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
 // rotating slot sets. flush(0) - packed is the replay kernel's flush path
 // without a fold, flush(n) - flush(0) the fold of n entries. The auto tile,
 // then at 16/32 B = 1 the 8-row tile (the auto tile before tile32); each
-// also with the ring unstaged (read from L2 into registers, no cp.async
-// group of its own). A staged ring is the older cp.async group, so its copies
-// and their address arithmetic go before the state tile's copies (the staged
-// bv8 kernel's first tile copy is SASS instruction 264, the packed kernel's
-// 97). Unstaged, no group has to go first (the kernels still copy the tile
-// after the ring's arithmetic, at 202). Run 102 (H100): the unstaged kernels
-// pay 0.6-1.2 us more than the staged ones at n = 0 (they load their ring
+// staged with both copy orders forced (ReplayCopyOrder: kAuto copies the
+// state tile first at B = 1, the ring first at B = 8), and with the ring
+// unstaged (read from L2 into registers, no cp.async group of its own).
+// Ring first, the staged bv8 kernel's first tile copy is SASS instruction
+// 264 (the packed kernel's 97); tile first, 153 (run 103, H100: batch-1
+// cycles 2.1-2.2 % shorter). Unstaged, the kernels copy the tile after the
+// ring's arithmetic, at 202. Run 102 (H100): the unstaged kernels pay
+// 0.6-1.2 us more than the staged ones at n = 0 (they load their ring
 // registers for every j < L), and moving their tile copies to instruction
 // 126 (tfirst, bench/results/run102) took 0.2-0.35 us of it.
 void FlushCost(Runner& r, std::mt19937& rng) {
@@ -196,6 +197,11 @@ void FlushCost(Runner& r, std::mt19937& rng) {
         vars.back().tile = DecodeTile::kBv8;
       }
       for (size_t i = 0, staged = vars.size(); i < staged; ++i) {
+        for (gdn::ReplayCopyOrder o : {gdn::ReplayCopyOrder::kRingFirst,
+                                       gdn::ReplayCopyOrder::kTileFirst}) {
+          vars.push_back(vars[i]);
+          vars.back().order = o;
+        }
         vars.push_back(vars[i]);
         vars.back().stage = false;
       }

@@ -112,6 +112,7 @@ gdn::GdnReplayParams ReplayParams(const Setup& st, const int32_t* slots,
   gdn::GdnReplayParams p;
   p.step = StepParams(st, slots, B, var);
   p.stage_ring = var.stage;
+  p.copy_order = var.order;
   p.ring.length = kL;
   p.ring.dtype = st.ring_dtype;
   p.ring.k = st.ring_k;

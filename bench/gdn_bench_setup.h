@@ -92,6 +92,8 @@ struct Variant {
   gdn::DecodeOverlap overlap = gdn::DecodeOverlap::kAuto;
   bool cs = false;    // evict-first state stores
   bool stage = true;  // ReplaySSM: ring staged in shared memory
+  // ReplaySSM, staged: which copy group goes first (kAuto: the shipped rule).
+  gdn::ReplayCopyOrder order = gdn::ReplayCopyOrder::kAuto;
   gdn::DecodeStatePolicy policy = gdn::DecodeStatePolicy::kAuto;
   bool linear = false;  // contiguous slot sets instead of scattered ones
   bool sorted = false;  // scattered slot sets, rows in ascending slot order
@@ -104,6 +106,9 @@ struct Variant {
     }
     if (cs) n += "+cs";
     if (!stage) n += "+unstaged";
+    if (order != gdn::ReplayCopyOrder::kAuto) {
+      n += std::string("+") + gdn::ReplayCopyOrderName(order);
+    }
     if (policy == gdn::DecodeStatePolicy::kDefault) n += "+plain";
     if (policy == gdn::DecodeStatePolicy::kEvictLast) n += "+el";
     if (linear) n += "+linear";

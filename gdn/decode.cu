@@ -243,6 +243,28 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay) {
                                    : DecodeStatePolicy::kDefault;
 }
 
+const char* ReplayCopyOrderName(ReplayCopyOrder order) {
+  switch (order) {
+    case ReplayCopyOrder::kAuto:
+      return "auto";
+    case ReplayCopyOrder::kRingFirst:
+      return "ringfirst";
+    case ReplayCopyOrder::kTileFirst:
+      return "tilefirst";
+  }
+  return "?";
+}
+
+ReplayCopyOrder ReplayCopyOrderFor(int rows, int num_v_heads) {
+  // Run 103 (H100, three A/B passes, fp32 ring): tile first, 16/32 and 16/16
+  // B = 1 (32 and 16 pairs: bv32 and bv8 tiles) cycles -2.1 and -2.2 %
+  // (non-flush steps -2.5 %, flush level); B = 8 (256 and 128 pairs) +1.5 %
+  // with force flags at 16/32, +2.2 % at 16/16; from B = 128 on level.
+  const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
+  return units <= 32 ? ReplayCopyOrder::kTileFirst
+                     : ReplayCopyOrder::kRingFirst;
+}
+
 absl::Status GdnDecodeParams::Validate() const {
   constexpr const char* kWho = "GdnDecodeParams";
   if (absl::Status s = CheckHeads(kWho, num_k_heads, num_v_heads, head_dim);
@@ -299,6 +321,9 @@ absl::Status GdnReplayParams::Validate() const {
   if (absl::Status s = step.Validate(); !s.ok()) return s;
   if (static_cast<int>(coef_route) < 0 || static_cast<int>(coef_route) > 2) {
     return Invalid(kWho, "unknown coef_route");
+  }
+  if (static_cast<int>(copy_order) < 0 || static_cast<int>(copy_order) > 2) {
+    return Invalid(kWho, "unknown copy_order");
   }
   if (step.batch == 0) return absl::OkStatus();
   if (absl::Status s = CheckRing(kWho, ring); !s.ok()) return s;
@@ -423,10 +448,16 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
             : internal::LaunchReplayCoefDecodeKernelF32(tile, stage, a, stream),
         "LaunchGdnReplayDecode");
   }
-  return Launched(
-      bf16 ? internal::LaunchReplayDecodeKernelBf16(tile, stage, a, stream, pdl)
-           : internal::LaunchReplayDecodeKernelF32(tile, stage, a, stream, pdl),
-      "LaunchGdnReplayDecode");
+  const ReplayCopyOrder order =
+      params.copy_order == ReplayCopyOrder::kAuto
+          ? ReplayCopyOrderFor(params.step.batch, params.step.num_v_heads)
+          : params.copy_order;
+  const bool tile_first = order == ReplayCopyOrder::kTileFirst;
+  return Launched(bf16 ? internal::LaunchReplayDecodeKernelBf16(
+                             tile, stage, tile_first, a, stream, pdl)
+                       : internal::LaunchReplayDecodeKernelF32(
+                             tile, stage, tile_first, a, stream, pdl),
+                  "LaunchGdnReplayDecode");
 }
 
 absl::Status LaunchGdnReplayFold(const GdnReplayFoldParams& params,

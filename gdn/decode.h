@@ -222,6 +222,24 @@ enum class ReplayCoefRoute : int { kAuto = 0, kFused = 1, kPrecomputed = 2 };
 bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads,
                         DType ring_dtype);
 
+// The order of a staged ReplaySSM launch's two asynchronous copy groups on the
+// fused route (the precomputed route, the kBv4 tile and unstaged launches
+// have one order). Ring first, the CTA can dot the staged k rows while the
+// state tile still flies; tile first, the tile (the step's longest latency)
+// leaves a few hundred instructions earlier, as in the packed kernel, and
+// the dots wait for it. Run 103 (H100, fp32 ring, bv32 and bv8 tiles):
+// tile first, the batch-1 cycle is 2.1-2.2 % shorter (16/32: 3.20 -> 3.13
+// us; 16/16: 2.67 -> 2.61) and B = 8 up to 2.7 % longer; B >= 128 level.
+enum class ReplayCopyOrder : int {
+  kAuto = 0,       // ReplayCopyOrderFor
+  kRingFirst = 1,  // the staged ring, then the tile
+  kTileFirst = 2,  // the tile, then the staged ring
+};
+const char* ReplayCopyOrderName(ReplayCopyOrder order);
+// The order kAuto resolves to (never kAuto): kTileFirst up to 32 (row, value
+// head) pairs (batch 1 at 16 or 32 value heads), else kRingFirst.
+ReplayCopyOrder ReplayCopyOrderFor(int rows, int num_v_heads);
+
 // One ReplaySSM decode step (ON rows) plus plain packed steps (OFF rows) of a
 // GDN layer. `step` carries everything of the packed step (its tile too).
 struct GdnReplayParams {
@@ -239,6 +257,8 @@ struct GdnReplayParams {
   // never stages; nor does the precomputed route with an fp32 ring longer
   // than 17 entries: its staged flush scales the staged entries in place).
   bool stage_ring = true;
+  // Which of a staged launch's copy groups goes first (fused route only).
+  ReplayCopyOrder copy_order = ReplayCopyOrder::kAuto;
   ReplayCoefRoute coef_route = ReplayCoefRoute::kAuto;
   // Device scratch of the precomputed route, fp32, 16-byte aligned, owned by
   // the caller (one buffer per stream suffices: it is rewritten by every

@@ -363,7 +363,55 @@ __device__ __forceinline__ void StoreState(float* dst, float4 u, int cache,
   }
 }
 
-template <class T, DecodeMode kMode, typename RingT, bool kStage>
+// The thread's first element of its CTA's [kBv, K] block (toff = grp * K +
+// t * 4 into it) in the state slot, and in the shared-memory tile. Tiles of
+// four or more warps on the fused route fold a flush on tensor cores; their
+// tile is swizzled (kSwizzle): row v keeps its 16-byte chunk q at q ^ (v %
+// 8), so that the fold's fragment updates (8 rows, the same columns) hit 8
+// different bank groups. A thread's rows all have v % 8 = grp % 8 (kGroups is
+// a multiple of 8), so its chunks keep compile-time offsets from one swizzled
+// base.
+__device__ __forceinline__ float* StateBlock(const DecodeArgs& p, int slot,
+                                             int h, int vbase, int toff) {
+  return p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
+         static_cast<int64_t>(vbase) * kDim + toff;
+}
+template <bool kSwizzle>
+__device__ __forceinline__ float* TileBlock(float* tile, int grp, int t,
+                                            int toff) {
+  return tile + (kSwizzle ? grp * kDim + (t ^ (grp & 7)) * 4 : toff);
+}
+
+// Copies the thread's chunks of its CTA's state block into the tile (S and
+// tl from StateBlock and TileBlock), one commit group: chunk (i, m) at the
+// compile-time offset i * kGroups * K + m * kTpr * 4 from both bases.
+template <class T>
+__device__ __forceinline__ void CopyTile(float* tl, const float* S,
+                                         int load_cache) {
+  const uint64_t lpol = StatePolicy(load_cache);
+#pragma unroll
+  for (int i = 0; i < T::kRows; ++i) {
+#pragma unroll
+    for (int m = 0; m < T::kVec; ++m) {
+      const int off = i * T::kGroups * kDim + m * T::kTpr * 4;
+      CpAsync16Policy(tl + off, S + off, load_cache, lpol);
+    }
+  }
+  CpAsyncCommit();
+}
+
+// Waits for the staged ring's copies: ring first, the tile's may still fly.
+template <bool kTileFirst>
+__device__ __forceinline__ void RingWait() {
+  if constexpr (kTileFirst) {
+    CpAsyncWaitAll();
+  } else {
+    CpAsyncWaitAllButLast();
+  }
+}
+
+template <class T, DecodeMode kMode, typename RingT, bool kStage,
+          bool kTileFirst = false>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     GdnDecodeKernel(const DecodeArgs p) {
   constexpr int kTpr = T::kTpr, kRows = T::kRows, kVec = T::kVec;
@@ -377,6 +425,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   constexpr bool kCoef = kMode == DecodeMode::kReplayCoef;
   constexpr bool kStageK = kStage && !kCoef;  // k rows staged too
   static_assert(!kStage || kBv * kE >= 16, "staged d rows need 16 bytes");
+  // kTileFirst: the state tile's copies are the first commit group and the
+  // staged ring's the second (ReplayCopyOrder::kTileFirst), else the other
+  // way round.
+  static_assert(!kTileFirst || (kStage && kMode == DecodeMode::kReplay),
+                "the copy order is of the fused route's staged kernels");
   GDN_DYNAMIC_SHARED(float4, smem_tile4);
   float* tile = reinterpret_cast<float*>(smem_tile4);  // [kBv][K]
   uint16_t* ks =
@@ -431,6 +484,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     return;
   }
 
+  // ---- Tile first: the state tile's copies leave before the ring's address
+  // arithmetic and copies, as in the packed kernel. The cursor only picks
+  // their cache policy (a non-flush step reads the checkpoint once); the
+  // addresses are computed again below, where the compiler shares them.
+  if constexpr (kTileFirst) {
+    const bool flushes =
+        rslot < 0 || min(max(wp, 0), p.L - 1) == p.L - 1 || forced;
+    const int toff = grp * kDim + t * 4;
+    CopyTile<T>(TileBlock<FoldsOnTensorCores<T>()>(tile, grp, t, toff),
+                StateBlock(p, slot, h, vbase, toff),
+                flushes ? p.cache : kCacheReadOnce);
+  }
+
   // ---- Ring cursor.
   int n = 0;
   bool flush = true;
@@ -478,10 +544,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                                    : ring_d + j * kDim + vbase + vl;
   };
 
-  // ---- Stage the ring (commit group 1, small) and the state tile (group 2).
-  // Every copy of a thread is its base pointer plus a compile-time offset
-  // (immediate operands: no 64-bit address arithmetic per copy); a ring copy
-  // is predicated on its entry being committed (j < m).
+  // ---- Stage the ring (a small commit group), then, ring first, the state
+  // tile (another). Every copy of a thread is its base pointer plus a
+  // compile-time offset (immediate operands: no 64-bit address arithmetic per
+  // copy); a ring copy is predicated on its entry being committed (j < m).
+  // Ring first, the CTA can dot the staged k rows while the tile still
+  // flies; tile first (above), the tile leaves ~100 instructions earlier
+  // (SASS of the fp32 staged kernels), which at batch 1 is the step's
+  // critical path (decode.h's ReplayCopyOrder has the measurements).
   if constexpr (kStage) {
     const int m = min(n, kStageJ);  // 0 for OFF rows
     constexpr int kKChunks = kDim * 2 / 16, kDChunks = kBv * kE / 16;
@@ -527,16 +597,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       tile + (kMmaFold ? grp * kDim + (t ^ (grp & 7)) * 4 : toff);  // swizzled
   const uint64_t pol = StatePolicy(p.cache);
   const int load_cache = (kRep && !flush) ? kCacheReadOnce : p.cache;
-  const uint64_t lpol = StatePolicy(load_cache);
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-#pragma unroll
-    for (int m = 0; m < kVec; ++m) {
-      // Each thread copies the chunks it reads.
-      CpAsync16Policy(tl + Off(i, m), S + Off(i, m), load_cache, lpol);
-    }
-  }
-  CpAsyncCommit();
+  if constexpr (!kTileFirst) CopyTile<T>(tl, S, load_cache);
 
   // ---- Unstaged kernels prefetch the non-flush step's ring reads into
   // registers (entries < L are valid memory; masked by n later).
@@ -688,7 +749,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       // Coefficients c^q_j, c^k_j -> shared memory.
       if constexpr (kStage) {
         normalise_qk();
-        CpAsyncWaitAllButLast();  // the ring group (the tile may still fly)
+        RingWait<kTileFirst>();
         __syncthreads();
         // Each row group takes one entry per pass and dots its k row with
         // the normalised q, k it already holds: three shuffles per dot, and
@@ -848,8 +909,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           }
         }
       };
-      CpAsyncWaitAllButLast();  // the ring group (the tile may still fly)
-      __syncthreads();          // entries staged by other threads
+      RingWait<kTileFirst>();
+      __syncthreads();  // entries staged by other threads
       const int ns = min(n, kStageJ);
       for (int j = 0; j < ns; ++j) {
         add(j, ks + j * kKs, [&](int i) { return ds[j * kBv + vloc(i)]; });
@@ -894,7 +955,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                         "mma fold tiling");
           constexpr bool kEarly = kNt <= 8;
           if constexpr (kEarly) {
-            CpAsyncWaitAllButLast();  // the ring group (the tile may still fly)
+            RingWait<kTileFirst>();
           } else {
             CpAsyncWaitAll();
           }
@@ -1108,10 +1169,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
 }
 
-template <class T, DecodeMode kMode, typename RingT, bool kStage>
+template <class T, DecodeMode kMode, typename RingT, bool kStage,
+          bool kTileFirst = false>
 cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
                              bool pdl) {
-  auto kernel = GdnDecodeKernel<T, kMode, RingT, kStage>;
+  auto kernel = GdnDecodeKernel<T, kMode, RingT, kStage, kTileFirst>;
   constexpr int kSmem =
       SmemBytes<T, RingT, kStage, kMode == DecodeMode::kReplayCoef>();
   // The register cap of __launch_bounds__ is for T::kMinBlocks CTAs per SM;
@@ -1151,8 +1213,9 @@ cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
 
 // The tile table (decode.h's DecodeTile). kAuto must be resolved before. The
 // kBv4 tile never stages the ring (its d rows are shorter than a 16-byte
-// copy for bf16).
-template <DecodeMode kMode, typename RingT, bool kStage>
+// copy for bf16), so it has one copy order too.
+template <DecodeMode kMode, typename RingT, bool kStage,
+          bool kTileFirst = false>
 cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
                                 cudaStream_t stream, bool pdl) {
   // The fused route's staged kernels hold the staged k rows and d entries
@@ -1176,20 +1239,20 @@ cudaError_t LaunchDecodeForTile(DecodeTile tile, const DecodeArgs& a,
       return LaunchDecodeTile<Tile<1, 1, 1>, kMode, RingT, false>(a, stream,
                                                                   pdl);
     case DecodeTile::kBv8:
-      return LaunchDecodeTile<Tile<2, 1, 1>, kMode, RingT, kStage>(a, stream,
-                                                                   pdl);
+      return LaunchDecodeTile<Tile<2, 1, 1>, kMode, RingT, kStage, kTileFirst>(
+          a, stream, pdl);
     case DecodeTile::kBv16:
-      return LaunchDecodeTile<Tile<2, 2, 1>, kMode, RingT, kStage>(a, stream,
-                                                                   pdl);
+      return LaunchDecodeTile<Tile<2, 2, 1>, kMode, RingT, kStage, kTileFirst>(
+          a, stream, pdl);
     case DecodeTile::kBv32:
-      return LaunchDecodeTile<Tile<4, 2, 6>, kMode, RingT, kStage>(a, stream,
-                                                                   pdl);
+      return LaunchDecodeTile<Tile<4, 2, 6>, kMode, RingT, kStage, kTileFirst>(
+          a, stream, pdl);
     case DecodeTile::kBv64:
       return LaunchDecodeTile<Tile<4, 4, kFusedStaged || kCoef5 ? 5 : 6>, kMode,
-                              RingT, kStage>(a, stream, pdl);
+                              RingT, kStage, kTileFirst>(a, stream, pdl);
     case DecodeTile::kBv128:
       return LaunchDecodeTile<Tile<8, 4, kFusedStaged ? 2 : 3>, kMode, RingT,
-                              kStage>(a, stream, pdl);
+                              kStage, kTileFirst>(a, stream, pdl);
     default:  // kAuto: resolved before
       break;
   }
@@ -1202,6 +1265,21 @@ cudaError_t LaunchDecodeStaged(DecodeTile tile, bool stage, const DecodeArgs& a,
                                cudaStream_t stream, bool pdl) {
   return stage ? LaunchDecodeForTile<kMode, RingT, true>(tile, a, stream, pdl)
                : LaunchDecodeForTile<kMode, RingT, false>(tile, a, stream, pdl);
+}
+
+// The fused route's kernels of a ring dtype: staged (in either copy order,
+// ReplayCopyOrder) or unstaged. Only the fused route instantiates the
+// tile-first order (the precomputed route is taken at large batch only).
+template <typename RingT>
+cudaError_t LaunchReplayFused(DecodeTile tile, bool stage, bool tile_first,
+                              const DecodeArgs& a, cudaStream_t stream,
+                              bool pdl) {
+  if (stage && tile_first) {
+    return LaunchDecodeForTile<DecodeMode::kReplay, RingT, true, true>(
+        tile, a, stream, pdl);
+  }
+  return LaunchDecodeStaged<DecodeMode::kReplay, RingT>(tile, stage, a, stream,
+                                                        pdl);
 }
 
 // ReplaySSM coefficient pre-kernel of the precomputed route
@@ -1232,10 +1310,10 @@ cudaError_t LaunchReplayCoefDecode(DecodeTile tile, bool stage,
 cudaError_t LaunchPackedDecodeKernel(DecodeTile tile, const DecodeArgs& a,
                                      cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, bool stage,
-                                        const DecodeArgs& a,
+                                        bool tile_first, const DecodeArgs& a,
                                         cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
-                                         const DecodeArgs& a,
+                                         bool tile_first, const DecodeArgs& a,
                                          cudaStream_t stream, bool pdl);
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a, cudaStream_t stream);
 // Pre-kernel + decode with precomputed coefficients (the decode kernel a

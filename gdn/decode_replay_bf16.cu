@@ -5,10 +5,9 @@
 namespace rollout::gdn::internal {
 
 cudaError_t LaunchReplayDecodeKernelBf16(DecodeTile tile, bool stage,
-                                         const DecodeArgs& a,
+                                         bool tile_first, const DecodeArgs& a,
                                          cudaStream_t stream, bool pdl) {
-  return LaunchDecodeStaged<DecodeMode::kReplay, uint16_t>(tile, stage, a,
-                                                           stream, pdl);
+  return LaunchReplayFused<uint16_t>(tile, stage, tile_first, a, stream, pdl);
 }
 
 cudaError_t LaunchReplayFoldKernelBf16(const DecodeArgs& a,

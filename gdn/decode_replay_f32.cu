@@ -4,10 +4,9 @@
 namespace rollout::gdn::internal {
 
 cudaError_t LaunchReplayDecodeKernelF32(DecodeTile tile, bool stage,
-                                        const DecodeArgs& a,
+                                        bool tile_first, const DecodeArgs& a,
                                         cudaStream_t stream, bool pdl) {
-  return LaunchDecodeStaged<DecodeMode::kReplay, float>(tile, stage, a, stream,
-                                                        pdl);
+  return LaunchReplayFused<float>(tile, stage, tile_first, a, stream, pdl);
 }
 
 cudaError_t LaunchReplayFoldKernelF32(const DecodeArgs& a,

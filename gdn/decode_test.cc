@@ -377,6 +377,7 @@ struct ReplayCase {
   double tol_state = 1e-5;
   bool fold_midway = false;
   bool stage_ring = true;
+  ReplayCopyOrder copy_order = ReplayCopyOrder::kAuto;
   DecodeOverlap overlap = DecodeOverlap::kAuto;
   DecodeStatePolicy policy = DecodeStatePolicy::kAuto;
   // kPrecomputed or kAuto get a coefficient scratch (NaN-poisoned: only the
@@ -454,6 +455,7 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   p.write_pos = dwp.get();
   p.force_flush = dforce.get();
   p.stage_ring = c.stage_ring;
+  p.copy_order = c.copy_order;
   p.step.overlap = c.overlap;
   // Exercise both store policies.
   p.step.stream_stores = c.overlap == DecodeOverlap::kPrologue;
@@ -568,11 +570,12 @@ void RunReplay(const ReplayCase& c, uint32_t seed) {
   }
   cudaStreamDestroy(stream);
   std::printf(
-      "replay HV=%d L=%d tile=%s ring=%s stage=%d overlap=%s coef=%d: max out "
-      "rel err %.3g, max state rel err %.3g (%d flush checks)\n",
+      "replay HV=%d L=%d tile=%s ring=%s stage=%d order=%s overlap=%s coef=%d: "
+      "max out rel err %.3g, max state rel err %.3g (%d flush checks)\n",
       c.hv, L, DecodeTileName(c.tile), DTypeName(c.ring_dtype),
-      c.stage_ring ? 1 : 0, DecodeOverlapName(c.overlap),
-      static_cast<int>(c.route), max_out, max_state, flush_checks);
+      c.stage_ring ? 1 : 0, ReplayCopyOrderName(c.copy_order),
+      DecodeOverlapName(c.overlap), static_cast<int>(c.route), max_out,
+      max_state, flush_checks);
   EXPECT_GE(flush_checks, c.cycles * (B - 2));
 }
 
@@ -677,6 +680,40 @@ TEST(ReplayDecodeTest, EveryTileAndHeadCount) {
     c.batch = 4;
     RunReplay(c, seed++);
   }
+}
+
+// The staged fused kernels with the state tile's copies first
+// (ReplayCopyOrder::kTileFirst, kAuto's choice at batch 1; at the batches
+// here kAuto copies the ring first, which the tests above cover): every staged
+// tile, both ring dtypes, a ring longer than the staged entries (the
+// coefficient dots and the flush fold read entries 16.. from global memory
+// after waiting for both groups), and the PDL prologue overlap.
+TEST(ReplayDecodeTest, TileFirstCopyOrder) {
+  GDN_SKIP_WITHOUT_GPU();
+  uint32_t seed = 370;
+  auto run = [&](DecodeTile tile, DType ring, int L, DecodeOverlap overlap) {
+    ReplayCase c;
+    c.hv = 16;
+    c.L = L;
+    c.batch = 5;
+    c.cycles = L > 16 ? 2 : 5;
+    c.tile = tile;
+    c.ring_dtype = ring;
+    c.copy_order = ReplayCopyOrder::kTileFirst;
+    c.overlap = overlap;
+    if (ring == DType::kBf16) {
+      c.tol_out = 2e-2;  // as Bf16RingStaysClose
+      c.tol_state = 2e-2;
+    }
+    RunReplay(c, seed++);
+  };
+  for (int t = static_cast<int>(DecodeTile::kBv8); t < kNumDecodeTiles; ++t) {
+    run(static_cast<DecodeTile>(t), DType::kFp32, 16, DecodeOverlap::kLaunch);
+  }
+  run(DecodeTile::kBv8, DType::kBf16, 16, DecodeOverlap::kLaunch);
+  run(DecodeTile::kBv32, DType::kBf16, 9, DecodeOverlap::kPrologue);
+  run(DecodeTile::kBv8, DType::kFp32, 33, DecodeOverlap::kPrologue);
+  run(DecodeTile::kBv32, DType::kFp32, 33, DecodeOverlap::kLaunch);
 }
 
 // Forced evict-last policy (flush and OFF-row stores, state loads).
@@ -833,6 +870,12 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   EXPECT_EQ(DecodeTileFor(8, 32, false), DecodeTile::kBv64);
   EXPECT_EQ(DecodeTileFor(1, 16, true), DecodeTile::kBv8);
   EXPECT_EQ(DecodeTileFor(1, 32, true), DecodeTile::kBv32);
+  // The state tile's copies first up to 32 pairs (run 103).
+  EXPECT_EQ(ReplayCopyOrderFor(1, 16), ReplayCopyOrder::kTileFirst);
+  EXPECT_EQ(ReplayCopyOrderFor(1, 32), ReplayCopyOrder::kTileFirst);
+  EXPECT_EQ(ReplayCopyOrderFor(2, 16), ReplayCopyOrder::kTileFirst);
+  EXPECT_EQ(ReplayCopyOrderFor(1, 48), ReplayCopyOrder::kRingFirst);
+  EXPECT_EQ(ReplayCopyOrderFor(8, 16), ReplayCopyOrder::kRingFirst);
   EXPECT_EQ(DecodeOverlapFor(8, 32, false), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeOverlapFor(8, 32, true), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeOverlapFor(9, 16, true), DecodeOverlap::kNone);
@@ -904,8 +947,9 @@ TEST(DecodeParamsTest, ValidateChecksRingKScale) {
   EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// Every launch overlap is accepted, an unknown one rejected (no GPU needed).
-TEST(DecodeParamsTest, ValidateChecksOverlap) {
+// Every launch overlap and copy order is accepted, an unknown one rejected
+// (no GPU needed).
+TEST(DecodeParamsTest, ValidateChecksOverlapAndCopyOrder) {
   GdnReplayParams p = FakeReplayParams();
   for (DecodeOverlap o : {DecodeOverlap::kAuto, DecodeOverlap::kNone,
                           DecodeOverlap::kLaunch, DecodeOverlap::kPrologue}) {
@@ -916,6 +960,14 @@ TEST(DecodeParamsTest, ValidateChecksOverlap) {
   const absl::Status s = p.Validate();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("overlap"), std::string::npos) << s;
+  p.step.overlap = DecodeOverlap::kAuto;
+  for (ReplayCopyOrder o : {ReplayCopyOrder::kAuto, ReplayCopyOrder::kRingFirst,
+                            ReplayCopyOrder::kTileFirst}) {
+    p.copy_order = o;
+    EXPECT_TRUE(p.Validate().ok()) << ReplayCopyOrderName(o);
+  }
+  p.copy_order = static_cast<ReplayCopyOrder>(3);
+  EXPECT_NE(p.Validate().message().find("copy_order"), std::string::npos);
 }
 
 // The coefficient scratch of the precomputed route: required by
