@@ -10,12 +10,13 @@
 # tests and A/B answer what an H100 can. Run 85 did the H200 half by hand in
 # 409 s; run 102 took the other path on an H100 in 237 s.
 #
-# Here, before the call (a fresh checkout; README.md in this folder):
+# Here, before the call (README.md in this folder packs `base` on a fresh
+# checkout):
 #   tools/device_pack.sh --gzip
-#   bash bench/results/pending/pack.sh decode
-#   bash bench/results/pending/carry.sh kpf tilefirst
+#   bash bench/results/pending/carry.sh base
 # then the run tool, carry [".device"], timeout 600:
-#   bash bench/results/pending/h200_call.sh --tests tilefirst bin kpf tilefirst
+#   NEW_TESTS="decode_test lifecycle_test layer_decode_test" \
+#   FLUSH_BUILDS="base bin" bash bench/results/pending/h200_call.sh --limit 560 base bin
 #
 # The run tool returns at most eight files from $OUT. On an H200 this leaves
 # four: doc.tgz (the documented run's files: tests, benchmark log and JSON,
