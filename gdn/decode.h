@@ -226,7 +226,7 @@ bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads,
 // fused route (the precomputed route, the kBv4 tile and unstaged launches
 // have one order). Ring first, the CTA can dot the staged k rows while the
 // state tile still flies; tile first, the tile (the step's longest latency)
-// leaves a few hundred instructions earlier, as in the packed kernel, and
+// leaves ~100 SASS instructions earlier, as in the packed kernel, and
 // the dots wait for it. Run 103 (H100, fp32 ring, bv32 and bv8 tiles):
 // tile first, the batch-1 cycle is 2.1-2.2 % shorter (16/32: 3.20 -> 3.13
 // us; 16/16: 2.67 -> 2.61) and B = 8 up to 2.7 % longer; B >= 128 level.

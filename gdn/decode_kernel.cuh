@@ -589,6 +589,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
   // The thread's first element of the block: its chunk (i, m) lies at the
   // compile-time offset Off(i, m) from here, in the tile as in the state.
+  // (StateBlock's and TileBlock's arithmetic, written out: through the
+  // helpers ptxas scheduled the ring-first kernels differently, and their
+  // SASS is the one runs 85-103 measured.)
   const int toff = grp * kDim + t * 4;
   auto Off = [](int i, int m) { return i * kGroups * kDim + m * kTpr * 4; };
   float* S = p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
