@@ -47,8 +47,10 @@ pending_set() {
       # before the ring) was measured in run 103: batch 1 -2.1 %, B = 8 up
       # to +2.7 %; it shipped as ReplayCopyOrder (kAuto: tile first up to 32
       # pairs), its patch is in bench/results/run103.
-      variants=(kpf coefmma)
-      tested=" coefmma "
+      # regdots (thirty-first session): tile first, the coefficient dots read
+      # their k rows from global memory, off the copy groups (README.md).
+      variants=(kpf coefmma regdots)
+      tested=" coefmma regdots "
       ;;
     *)
       return 1
