@@ -177,7 +177,7 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
 // state tile first at B = 1, the ring first at B = 8), and with the ring
 // unstaged (read from L2 into registers, no cp.async group of its own).
 // Ring first, the staged bv8 kernel's first tile copy is SASS instruction
-// 264 (the packed kernel's 97); tile first, 129 (run 103 measured its
+// 264 (the packed kernel's 97); tile first, 130 (run 103 measured its
 // patch's 153 on an H100: batch-1 cycles 2.1-2.2 % shorter). Unstaged, the
 // kernels copy the tile after the ring's arithmetic, at 202. Run 102 (H100):
 // the unstaged kernels pay 0.6-1.2 us more than the staged ones at n = 0 (they

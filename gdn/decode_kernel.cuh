@@ -400,6 +400,14 @@ __device__ __forceinline__ void CopyTile(float* tl, const float* S,
   CpAsyncCommit();
 }
 
+// An ON row's committed entries n and whether its step flushes, from its
+// cursor (a corrupt cursor cannot leave the ring) and force flag.
+__device__ __forceinline__ void ReadCursor(int wp, int L, bool forced, int* n,
+                                           bool* flush) {
+  *n = min(max(wp, 0), L - 1);
+  *flush = *n == L - 1 || forced;
+}
+
 // Waits for the staged ring's copies: ring first, the tile's may still fly.
 template <bool kTileFirst>
 __device__ __forceinline__ void RingWait() {
@@ -488,26 +496,23 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // arithmetic and copies, as in the packed kernel. The cursor only picks
   // their cache policy (a non-flush step reads the checkpoint once); the
   // addresses are computed again below, where the compiler shares them.
+  // ---- Ring cursor (an OFF row: n = 0, flush: the packed step).
+  int n = 0;
+  bool flush = true;
   if constexpr (kTileFirst) {
-    const bool flushes =
-        rslot < 0 || min(max(wp, 0), p.L - 1) == p.L - 1 || forced;
+    if (rslot >= 0) ReadCursor(wp, p.L, forced, &n, &flush);
     const int toff = grp * kDim + t * 4;
     CopyTile<T>(TileBlock<FoldsOnTensorCores<T>()>(tile, grp, t, toff),
                 StateBlock(p, slot, h, vbase, toff),
-                flushes ? p.cache : kCacheReadOnce);
+                flush ? p.cache : kCacheReadOnce);
   }
-
-  // ---- Ring cursor.
-  int n = 0;
-  bool flush = true;
   uint16_t* ring_k = nullptr;     // [L, K] of this key head (raw bf16)
   float* ring_ks = nullptr;       // [L] their norm scales
   RingT* ring_d = nullptr;        // [L, V] of this value head
   const float* ring_g = nullptr;  // [L] of this value head
   if constexpr (kMode != DecodeMode::kPacked) {
     if (rslot >= 0) {
-      n = min(max(wp, 0), p.L - 1);  // a corrupt cursor cannot leave the ring
-      flush = n == p.L - 1 || forced;
+      if constexpr (!kTileFirst) ReadCursor(wp, p.L, forced, &n, &flush);
       const int64_t kr = static_cast<int64_t>(rslot) * p.H + kh;
       ring_k = p.ring_k + kr * p.L * kDim;
       ring_ks = p.ring_ks + kr * p.L;
