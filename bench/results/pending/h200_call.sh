@@ -10,13 +10,12 @@
 # tests and A/B answer what an H100 can. Run 85 did the H200 half by hand in
 # 409 s; run 102 took the other path on an H100 in 237 s.
 #
-# Here, before the call (README.md in this folder packs `base` on a fresh
-# checkout):
+# Here, before the call (README.md in this folder packs the builds):
 #   tools/device_pack.sh --gzip
-#   bash bench/results/pending/carry.sh base
+#   bash bench/results/pending/carry.sh kpf coefmma
 # then the run tool, carry [".device"], timeout 600:
-#   NEW_TESTS="decode_test lifecycle_test layer_decode_test" \
-#   FLUSH_BUILDS="base bin" bash bench/results/pending/h200_call.sh --limit 560 base bin
+#   bash bench/results/pending/h200_call.sh --h200-only --tests coefmma \
+#     --limit 575 bin kpf coefmma
 #
 # The run tool returns at most eight files from $OUT. On an H200 this leaves
 # four: doc.tgz (the documented run's files: tests, benchmark log and JSON,
@@ -27,17 +26,21 @@
 #
 # Options: --tests NAME[,NAME] (passed to ab_on_device.sh), --limit S (the
 # call's seconds, default 590), --any-card (run on whatever card came: for
-# checking this script, not for the record).
+# checking this script, not for the record), --h200-only (on any other card
+# stop at once, exit 3: a call costs its run time, so a session whose device
+# time is short keeps it for a later H200).
 set -uo pipefail
 cd "$(dirname "$0")/../../.." || exit 2
 tests=""
 limit=590
 any_card=0
+h200_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) tests="${2:?--tests needs a build name}"; shift 2 ;;
     --limit) limit="${2:?--limit needs seconds}"; shift 2 ;;
     --any-card) any_card=1; shift ;;
+    --h200-only) h200_only=1; shift ;;
     *) break ;;
   esac
 done
@@ -49,6 +52,10 @@ stamp() { echo "[h200_call $((SECONDS - t0)) s] $*"; }
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 stamp "card: $gpu"
+if [[ "$gpu" != *H200* && $any_card -eq 0 && $h200_only -eq 1 ]]; then
+  stamp "not an H200, --h200-only: nothing run"
+  exit 3
+fi
 if [[ "$gpu" != *H200* && $any_card -eq 0 ]]; then
   # The machine is paid for: the GDN tests new since the last GPU run
   # (seconds), the batch-1 cost lines, then the A/B with the time left; no
