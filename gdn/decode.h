@@ -230,6 +230,8 @@ bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads,
 // the dots wait for it. Run 103 (H100, fp32 ring, bv32 and bv8 tiles):
 // tile first, the batch-1 cycle is 2.1-2.2 % shorter (16/32: 3.20 -> 3.13
 // us; 16/16: 2.67 -> 2.61) and B = 8 up to 2.7 % longer; B >= 128 level.
+// Run 105 (H100) timed the shipped kAuto against the kernels before it:
+// batch-1 cycle -2.9 % (16/32) and -3.2 % (16/16), every other line level.
 enum class ReplayCopyOrder : int {
   kAuto = 0,       // ReplayCopyOrderFor
   kRingFirst = 1,  // the staged ring, then the tile

@@ -364,13 +364,9 @@ __device__ __forceinline__ void StoreState(float* dst, float4 u, int cache,
 }
 
 // The thread's first element of its CTA's [kBv, K] block (toff = grp * K +
-// t * 4 into it) in the state slot, and in the shared-memory tile. Tiles of
-// four or more warps on the fused route fold a flush on tensor cores; their
-// tile is swizzled (kSwizzle): row v keeps its 16-byte chunk q at q ^ (v %
-// 8), so that the fold's fragment updates (8 rows, the same columns) hit 8
-// different bank groups. A thread's rows all have v % 8 = grp % 8 (kGroups is
-// a multiple of 8), so its chunks keep compile-time offsets from one swizzled
-// base.
+// t * 4 into it) in the state slot, and in the shared-memory tile (kSwizzle:
+// the tensor-core fold's swizzled tile, explained in GdnDecodeKernel at
+// kMmaFold).
 __device__ __forceinline__ float* StateBlock(const DecodeArgs& p, int slot,
                                              int h, int vbase, int toff) {
   return p.state + (static_cast<int64_t>(slot) * p.HV + h) * (kDim * kDim) +
@@ -494,8 +490,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   // ---- Tile first: the state tile's copies leave before the ring's address
   // arithmetic and copies, as in the packed kernel. The cursor only picks
-  // their cache policy (a non-flush step reads the checkpoint once); the
-  // addresses are computed again below, where the compiler shares them.
+  // their cache policy (a non-flush step reads the checkpoint once:
+  // load_cache's rule below, written out in both places because a shared
+  // helper changed the packed kernels' SASS); the addresses are computed
+  // again below, where the compiler shares them.
   // ---- Ring cursor (an OFF row: n = 0, flush: the packed step).
   int n = 0;
   bool flush = true;
