@@ -525,9 +525,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // coefficient dots' passes of staged entries only and the flush fold's
   // chunks of staged entries read ks / ds directly: non-flush steps
   // 1 % and flush steps 3-5 % faster at B <= 128 (runs 44, 46). Not with a
-  // bf16 ring, nor for the non-flush row loop's d reads: there the extra code
-  // spills (ptxas: 4-68 bytes) and runs 43 and 46 measured 4-7 % slower
-  // steps.
+  // bf16 ring, nor in the non-flush row loop's d reads as a rolled loop:
+  // there the extra code spilled (ptxas: 4-68 bytes) and runs 43 and 46
+  // measured 4-7 % slower steps. Unrolled, in the tiles of four or more
+  // warps, those reads are typed (run 107, below).
   // Tiles of four or more warps on the fused route fold a flush on tensor
   // cores (below). Their tile is swizzled in shared memory: row v keeps its
   // 16-byte chunk q at q ^ (v % 8), so that the fold's fragment updates (8
@@ -843,6 +844,25 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             }
           }
           j0 = t + T::kPreD * kTpr;
+        }
+        if constexpr (kSmemRing && kWarps >= 4) {
+          // The staged entries' d terms unrolled, as typed shared-memory
+          // reads: every load of the row in flight at once. Run 107 (H100):
+          // the 16/32 B = 1 non-flush step 3.03 -> 2.95 us (the cycle 3.12
+          // -> 3.04 us, 0.994 -> 1.016x), B = 8 0.7-2.5 % shorter, larger
+          // batches level; the two-warp tiles were slower so (16/16 B = 1
+          // +2.3 %) and keep the loop below.
+          static_assert(kStageJ % kTpr == 0, "whole passes of staged entries");
+#pragma unroll
+          for (int m = 0; m < kStageJ / kTpr; ++m) {
+            const int j = t + m * kTpr;
+            if (j < n) {
+              const float d = ds[j * kBv + vloc(i)];
+              pq += sh_cq[j] * d;
+              pk += sh_ck[j] * d;
+            }
+          }
+          j0 = t + kStageJ;
         }
         for (int j = j0; j < n; j += kTpr) {
           const float d = RingIO<RingT>::Load(dptr(j, vloc(i)));
