@@ -753,11 +753,34 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
         ScaleQK(q, k, rq, rk);
       };
+      // Tile first (ReplayCopyOrder::kTileFirst: batch 1), the wait for the
+      // staged ring is a wait for the tile too, so the row loop's dots with
+      // the checkpoint (S q, S k) come before the coefficients' barrier,
+      // beside the coefficient dots, and the staged passes of those run
+      // unrolled (below). Run 108 (H100, two A/B passes): 16/32 B = 1 cycle
+      // -2.1 % (1.018 -> 1.040x), 16/16 B = 1 -3.1 % (0.934 -> 0.976x); the
+      // non-flush steps 0.1-0.2 us shorter from n = 1 on, 0.1 us longer at
+      // n = 0 (the passes run whatever n is: skipping them at n = 0 made the
+      // others slower, rowearly2 and rowearly3).
+      constexpr bool kRowEarly = kTileFirst && kSmemRing;
+      float eq[kRowEarly ? kRows : 1], ek[kRowEarly ? kRows : 1];
       // Coefficients c^q_j, c^k_j -> shared memory.
       if constexpr (kStage) {
         normalise_qk();
         RingWait<kTileFirst>();
         __syncthreads();
+        if constexpr (kRowEarly) {
+#pragma unroll
+          for (int i = 0; i < kRows; ++i) {
+            eq[i] = ek[i] = 0.f;
+#pragma unroll
+            for (int m = 0; m < kVec; ++m) {
+              const float4 s = *reinterpret_cast<const float4*>(tl + Off(i, m));
+              eq[i] += Dot4(s, q[m]);
+              ek[i] += Dot4(s, k[m]);
+            }
+          }
+        }
         // Each row group takes one entry per pass and dots its k row with
         // the normalised q, k it already holds: three shuffles per dot, and
         // no second copy of q, k in lane layout.
@@ -770,7 +793,34 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             *dk += Dot4(kv, k[m]);
           }
         };
-        for (int jb = 0; jb < n; jb += kPass) {
+        // Tile first, the passes of staged entries are unrolled with no
+        // branch at all, so their loads and shuffle reductions overlap (run
+        // 108's "passes" alone: -1.8 / -2.1 % of the batch-1 cycles): a row
+        // group past n dots whatever its staged row holds (never committed:
+        // possibly NaN), which stays in its own group's sums and is never
+        // stored.
+        constexpr int kEarlyPasses = kRowEarly ? kStageJ / kPass : 0;
+        if constexpr (kEarlyPasses > 0) {
+          float dq[kEarlyPasses], dk[kEarlyPasses];
+#pragma unroll
+          for (int e = 0; e < kEarlyPasses; ++e) {
+            const int j = e * kPass + warp + kWarps * (lane / kTpr);
+            dq[e] = dk[e] = 0.f;
+            dots(ks + j * kKs, &dq[e], &dk[e]);
+          }
+#pragma unroll
+          for (int e = 0; e < kEarlyPasses; ++e) {
+            const int j = e * kPass + warp + kWarps * (lane / kTpr);
+            dq[e] = GroupSum<kTpr>(dq[e]);
+            dk[e] = GroupSum<kTpr>(dk[e]);
+            const float wj = WeightOfLane(j, w_lo, w_hi);
+            if (t == 0 && j < n) {
+              sh_cq[j] = wj * dq[e];
+              sh_ck[j] = wj * dk[e];
+            }
+          }
+        }
+        for (int jb = kEarlyPasses * kPass; jb < n; jb += kPass) {
           const int j = jb + warp + kWarps * (lane / kTpr);
           float dq = 0.f, dk = 0.f;
           if (j < n) {
@@ -825,11 +875,16 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
       for (int i = 0; i < kRows; ++i) {
         float pq = 0.f, pk = 0.f;
+        if constexpr (kRowEarly) {
+          pq = eq[i];
+          pk = ek[i];
+        } else {
 #pragma unroll
-        for (int m = 0; m < kVec; ++m) {
-          const float4 s = *reinterpret_cast<const float4*>(tl + Off(i, m));
-          pq += Dot4(s, q[m]);
-          pk += Dot4(s, k[m]);
+          for (int m = 0; m < kVec; ++m) {
+            const float4 s = *reinterpret_cast<const float4*>(tl + Off(i, m));
+            pq += Dot4(s, q[m]);
+            pk += Dot4(s, k[m]);
+          }
         }
         pq *= A;
         pk *= A;

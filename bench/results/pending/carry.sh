@@ -30,9 +30,11 @@ tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
 device=$(du -sb .device | cut -f1)
 names=$(cd .device && printf '%s ' */ | tr -d /)
 total=$((tracked + device))
-echo "carry: ${names}— $(awk -v b=$total 'BEGIN { printf "%.1f", b / 1048576 }') MiB of 64"
-# The run tool refuses a working tree over 64 MiB (tracked files and carry).
-if [ $total -gt $((64 << 20)) ]; then
-  echo "carry.sh: over the run tool's 64 MiB: name fewer builds" >&2
+echo "carry: ${names}— $(awk -v b=$total 'BEGIN { printf "%.1f", b / 1e6 }') MB of 64"
+# The run tool refuses a working tree over its 64 MiB limit (tracked files and
+# carry), counted otherwise than du -b: 66.1 MB here was refused on 2026-12-06
+# and 61.0 MB went, so keep under 64,000,000 bytes.
+if [ $total -gt 64000000 ]; then
+  echo "carry.sh: over the run tool's limit (64 MB by this count): name fewer builds" >&2
   exit 1
 fi
