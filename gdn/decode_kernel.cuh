@@ -216,6 +216,14 @@ __device__ __forceinline__ float4 LoadKRow4Keep(const uint16_t* p,
   return Bf16x4ToFloat4(LoadHint8(p, pol));
 }
 
+// *acc += c x, element by element (fused multiply-adds).
+__device__ __forceinline__ void Fma4(float c, float4 x, float4* acc) {
+  acc->x = fmaf(c, x.x, acc->x);
+  acc->y = fmaf(c, x.y, acc->y);
+  acc->z = fmaf(c, x.z, acc->z);
+  acc->w = fmaf(c, x.w, acc->w);
+}
+
 // x0, x1 as three bf16 pairs, hi + mid + lo = x to within 2^-24 |x| (each
 // residual is exact in fp32): products with bf16 operands then keep fp32
 // accuracy.
@@ -952,11 +960,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       kCoef && kStage && sizeof(RingT) == sizeof(float);
   // The fused route's bv8 tile with a staged fp32 ring (batch 1, kRows = 1):
   // the ring's part of the fold, F = sum_j w_j d_j k_j^T over the thread's
-  // own chunks, accumulates in registers from the staged entries while the
-  // tile is still in flight; the packed step below then takes A S + F. No
-  // shared-memory round trip of the tile, no per-chunk barriers: the flush's
-  // chain after the tile arrives is the packed step's. Not in bv16 (run 75:
-  // its flush, 16/16 B = 8, 24 % slower) nor in the register-capped tiles.
+  // own chunks, accumulates in registers from the staged entries (ring
+  // first, while the tile is still in flight; tile first, as at batch 1
+  // under kAuto, once both have arrived); the packed step below then takes
+  // A S + F. No shared-memory round trip of the tile, no per-chunk barriers.
+  // Not in bv16 (run 75: its flush, 16/16 B = 8, 24 % slower) nor in the
+  // register-capped tiles.
   constexpr bool kRegFold = kSmemRing && kRows == 1 && T::kMinBlocks == 1;
   float4 F[kRegFold ? kRows : 1][kRegFold ? kVec : 1];
   float A_fold = 1.0f;
@@ -983,18 +992,51 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           const float c = w * d_of(i);
 #pragma unroll
           for (int m = 0; m < kVec; ++m) {
-            F[i][m].x = fmaf(c, kv[m].x, F[i][m].x);
-            F[i][m].y = fmaf(c, kv[m].y, F[i][m].y);
-            F[i][m].z = fmaf(c, kv[m].z, F[i][m].z);
-            F[i][m].w = fmaf(c, kv[m].w, F[i][m].w);
+            Fma4(c, kv[m], &F[i][m]);
           }
         }
       };
       RingWait<kTileFirst>();
       __syncthreads();  // entries staged by other threads
       const int ns = min(n, kStageJ);
-      for (int j = 0; j < ns; ++j) {
-        add(j, ks + j * kKs, [&](int i) { return ds[j * kBv + vloc(i)]; });
+      // The staged entries kFoldGroup at a time: a group's loads and weight
+      // shuffles first, then its products in entry order (as a rolled loop,
+      // ptxas issued each entry's loads only after the previous entry's
+      // products). An entry of the last group past n loads staged memory
+      // that was never committed and is not folded. Run 108 (H100, three
+      // --flush-cost runs): the 16/16 B = 1 flush at n = 15 3.55 -> 3.41 us,
+      // its cycle estimate -1.8 % (0.973 -> 0.993x).
+      constexpr int kFoldGroup = 4;
+      static_assert(kStageJ % kFoldGroup == 0, "whole groups of entries");
+#pragma unroll
+      for (int jg = 0; jg < kStageJ; jg += kFoldGroup) {
+        if (jg < ns) {
+          float4 kv[kFoldGroup][kVec];
+          float c[kFoldGroup][kRows];
+#pragma unroll
+          for (int e = 0; e < kFoldGroup; ++e) {
+            const int j = jg + e;
+            const float w = WeightOf(j, w_lo, w_hi);  // j warp-uniform
+#pragma unroll
+            for (int m = 0; m < kVec; ++m) {
+              kv[e][m] = LoadKRow4(ks + j * kKs + (m * kTpr + t) * 4);
+            }
+#pragma unroll
+            for (int i = 0; i < kRows; ++i) c[e][i] = w * ds[j * kBv + vloc(i)];
+          }
+#pragma unroll
+          for (int e = 0; e < kFoldGroup; ++e) {
+            if (jg + e < ns) {
+#pragma unroll
+              for (int i = 0; i < kRows; ++i) {
+#pragma unroll
+                for (int m = 0; m < kVec; ++m) {
+                  Fma4(c[e][i], kv[e][m], &F[i][m]);
+                }
+              }
+            }
+          }
+        }
       }
       for (int j = kStageJ; j < n; ++j) {  // rings longer than kStageJ + 1
         add(j, ring_k + j * kDim, [&](int i) {
