@@ -116,6 +116,14 @@ __device__ __forceinline__ float4 Scale4(float4 a, float s) {
   return make_float4(a.x * s, a.y * s, a.z * s, a.w * s);
 }
 
+// *acc += c x, element by element (fused multiply-adds).
+__device__ __forceinline__ void Fma4(float c, float4 x, float4* acc) {
+  acc->x = fmaf(c, x.x, acc->x);
+  acc->y = fmaf(c, x.y, acc->y);
+  acc->z = fmaf(c, x.z, acc->z);
+  acc->w = fmaf(c, x.w, acc->w);
+}
+
 // The L2-norm scale 1 / |x| of a 128-wide row held by a warp in lane layout
 // (4 columns per lane); a zero row gets a finite scale.
 __device__ __forceinline__ float RowNormScale(float4 x) {

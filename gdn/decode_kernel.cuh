@@ -216,14 +216,6 @@ __device__ __forceinline__ float4 LoadKRow4Keep(const uint16_t* p,
   return Bf16x4ToFloat4(LoadHint8(p, pol));
 }
 
-// *acc += c x, element by element (fused multiply-adds).
-__device__ __forceinline__ void Fma4(float c, float4 x, float4* acc) {
-  acc->x = fmaf(c, x.x, acc->x);
-  acc->y = fmaf(c, x.y, acc->y);
-  acc->z = fmaf(c, x.z, acc->z);
-  acc->w = fmaf(c, x.w, acc->w);
-}
-
 // x0, x1 as three bf16 pairs, hi + mid + lo = x to within 2^-24 |x| (each
 // residual is exact in fp32): products with bf16 operands then keep fp32
 // accuracy.
@@ -1222,10 +1214,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           if (c0 == 0) s = Scale4(s, A);
 #pragma unroll
           for (int jj = 0; jj < kFoldChunk; ++jj) {
-            s.x = fmaf(c[jj], kc[jj].x, s.x);
-            s.y = fmaf(c[jj], kc[jj].y, s.y);
-            s.z = fmaf(c[jj], kc[jj].z, s.z);
-            s.w = fmaf(c[jj], kc[jj].w, s.w);
+            Fma4(c[jj], kc[jj], &s);
           }
           *sp = s;
         }
