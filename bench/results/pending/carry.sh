@@ -26,6 +26,16 @@ for name in "$@"; do
     exit 1
   fi
 done
+# bin should be HEAD's build: warn when a commit or a local change under gdn/
+# or bench/ (bench/results aside) is newer than its benchmark binary.
+bin_bench=$(ls .device/bin/gdn_bench* 2>/dev/null | head -1)
+if [ -n "$bin_bench" ]; then
+  src_time=$(git log -1 --format=%ct -- gdn bench ':(exclude)bench/results')
+  if [ "${src_time:-0}" -gt "$(stat -c %Y "$bin_bench")" ] ||
+    ! git diff --quiet HEAD -- gdn bench ':(exclude)bench/results'; then
+    echo "carry.sh: warning: .device/bin is older than gdn/ or bench/ (tools/device_pack.sh --gzip repacks it)" >&2
+  fi
+fi
 tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
 device=$(du -sb .device | cut -f1)
 names=$(cd .device && printf '%s ' */ | tr -d /)
