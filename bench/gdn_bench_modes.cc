@@ -238,25 +238,30 @@ void FlushCost(Runner& r, std::mt19937& rng) {
 // key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
 // (twice), then twice each the shipped ReplaySSM non-flush steps at cursors
 // 0, 1 and 7 and the flush (cursor 15) (kAuto: at B = 256 the precomputed
-// route, bv64), then the fused route's non-flush and flush steps (bv64): 12
+// route, bv64), then the fused route's non-flush and flush steps (bv64), then
+// the shipped flush forced by the force-flush flags at cursors 0 and 1: 14
 // launches. Cursors 0 and 1 separate what a batch-1 non-flush step pays for
-// its first ring entry (0.23-0.28 us on the H200, run 85's --flush-cost).
+// its first ring entry (0.23-0.28 us on the H200, run 85's --flush-cost), the
+// forced flushes what a flush pays for its fold's fixed part (flush(1) -
+// flush(0): 0.3-0.9 us at B = 1 on the H100, run 109's --flush-cost).
 void ProfileLaunches(Runner& r, int HV, int B) {
   std::mt19937 prng(99);
   Setup st = MakeSetup(HV, B, r.s, prng);
   st.AllocRing(DType::kFp32, r.s);
+  int8_t* ones = Upload(std::vector<int8_t>(B, 1));
   for (int i = 0; i < 2; ++i) {
     BENCH_OK(gdn::LaunchGdnPackedDecode(
         StepParams(st, st.sets, st.B, Variant()), r.s));
   }
-  auto rep = [&](DecodeTile tile, gdn::ReplayCoefRoute route, int cursor) {
+  auto rep = [&](DecodeTile tile, gdn::ReplayCoefRoute route, int cursor,
+                 bool force = false) {
     Variant v;
     v.tile = tile;
     v.route = route;
-    BENCH_OK(gdn::LaunchGdnReplayDecode(
-        ReplayParams(st, st.sets + st.B, st.sets + st.B,
-                     st.cursors + cursor * st.B, st.B, v),
-        r.s));
+    gdn::GdnReplayParams rp = ReplayParams(st, st.sets + st.B, st.sets + st.B,
+                                           st.cursors + cursor * st.B, st.B, v);
+    if (force) rp.force_flush = ones;
+    BENCH_OK(gdn::LaunchGdnReplayDecode(rp, r.s));
   };
   for (int i = 0; i < 2; ++i) {
     for (const int cursor : {0, 1, 7, 15}) {
@@ -265,7 +270,11 @@ void ProfileLaunches(Runner& r, int HV, int B) {
   }
   rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 7);
   rep(DecodeTile::kBv64, gdn::ReplayCoefRoute::kFused, 15);
+  for (const int cursor : {0, 1}) {
+    rep(DecodeTile::kAuto, gdn::ReplayCoefRoute::kAuto, cursor, true);
+  }
   BENCH_CUDA(cudaStreamSynchronize(r.s));
+  FreeAll(ones);
   st.Free();
   std::printf("profile launches done\n");
 }

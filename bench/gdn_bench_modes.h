@@ -30,9 +30,11 @@ void FlushCost(Runner& r, std::mt19937& rng);
 // key heads, HV value heads, B rows (default 16/32, B = 256), the packed step
 // (twice), then twice each the shipped ReplaySSM non-flush steps at cursors
 // 0, 1 and 7 and the flush (cursor 15) (kAuto: at B = 256 the precomputed
-// route, bv64), then the fused route's non-flush and flush steps (bv64): 12
+// route, bv64), then the fused route's non-flush and flush steps (bv64), then
+// the shipped flush forced by the force-flush flags at cursors 0 and 1: 14
 // launches. Cursors 0 and 1 separate what a batch-1 non-flush step pays for
-// its first ring entry (0.23-0.28 us on the H200, run 85's --flush-cost).
+// its first ring entry (0.23-0.28 us on the H200, run 85's --flush-cost), the
+// forced flushes what a flush pays for its fold's fixed part.
 void ProfileLaunches(Runner& r, int HV, int B);
 
 // Whether programmatic dependent launch works here (probed once, outside any

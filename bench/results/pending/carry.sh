@@ -26,14 +26,14 @@ for name in "$@"; do
     exit 1
   fi
 done
-# bin should be HEAD's build: warn when a commit or a local change under gdn/
-# or bench/ (bench/results aside) is newer than its benchmark binary.
+# bin should be the build of the sources here: warn when a file under gdn/ or
+# bench/ (bench/results aside) changed after its benchmark binary was packed.
 bin_bench=$(ls .device/bin/gdn_bench* 2>/dev/null | head -1)
 if [ -n "$bin_bench" ]; then
-  src_time=$(git log -1 --format=%ct -- gdn bench ':(exclude)bench/results')
-  if [ "${src_time:-0}" -gt "$(stat -c %Y "$bin_bench")" ] ||
-    ! git diff --quiet HEAD -- gdn bench ':(exclude)bench/results'; then
-    echo "carry.sh: warning: .device/bin is older than gdn/ or bench/ (tools/device_pack.sh --gzip repacks it)" >&2
+  newest=$(git ls-files -z -- gdn bench ':(exclude)bench/results' |
+    xargs -0 stat -c %Y | sort -n | tail -1)
+  if [ "${newest:-0}" -gt "$(stat -c %Y "$bin_bench")" ]; then
+    echo "carry.sh: warning: gdn/ or bench/ changed after .device/bin was packed (tools/device_pack.sh --gzip repacks it)" >&2
   fi
 fi
 tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
