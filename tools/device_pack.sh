@@ -71,6 +71,9 @@ for t in "${TARGETS[@]}"; do
     cp -L "$lib" .device/lib/
   done
 done
+# The sources it was built from (carry.sh warns when bin's differ from the
+# tree's).
+tools/gdn_sources_stamp.sh > ".device/$DEST/sources.stamp"
 chmod -R u+w .device
 echo "packed into .device/$DEST: $(ls ".device/$DEST" | tr '\n' ' ')"
 du -sh .device

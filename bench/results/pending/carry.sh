@@ -26,15 +26,11 @@ for name in "$@"; do
     exit 1
   fi
 done
-# bin should be the build of the sources here: warn when a file under gdn/ or
-# bench/ (bench/results aside) changed after its benchmark binary was packed.
-bin_bench=$(ls .device/bin/gdn_bench* 2>/dev/null | head -1)
-if [ -n "$bin_bench" ]; then
-  newest=$(git ls-files -z -- gdn bench ':(exclude)bench/results' |
-    xargs -0 stat -c %Y | sort -n | tail -1)
-  if [ "${newest:-0}" -gt "$(stat -c %Y "$bin_bench")" ]; then
-    echo "carry.sh: warning: gdn/ or bench/ changed after .device/bin was packed (tools/device_pack.sh --gzip repacks it)" >&2
-  fi
+# bin should be the build of the sources here: warn when its stamp
+# (tools/device_pack.sh writes it) differs from the tree's gdn/ and bench/.
+if [ -d .device/bin ] &&
+  [ "$(cat .device/bin/sources.stamp 2>/dev/null)" != "$(tools/gdn_sources_stamp.sh)" ]; then
+  echo "carry.sh: warning: .device/bin was not built from the gdn/ and bench/ sources here (tools/device_pack.sh --gzip repacks it)" >&2
 fi
 tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
 device=$(du -sb .device | cut -f1)
