@@ -46,6 +46,9 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
            //bench:gdn_bench)
 fi
 
+# The sources the build sees (written beside the binaries below; carry.sh
+# warns when bin's differ from the tree's).
+STAMP="$(tools/gdn_sources_stamp.sh)"
 bazel --output_base="$OUTPUT_BASE" build -c opt --jobs=2 "${TARGETS[@]}"
 BIN="$(bazel --output_base="$OUTPUT_BASE" info -c opt bazel-bin 2>/dev/null)"
 
@@ -71,9 +74,7 @@ for t in "${TARGETS[@]}"; do
     cp -L "$lib" .device/lib/
   done
 done
-# The sources it was built from (carry.sh warns when bin's differ from the
-# tree's).
-tools/gdn_sources_stamp.sh > ".device/$DEST/sources.stamp"
+echo "$STAMP" > ".device/$DEST/sources.stamp"
 chmod -R u+w .device
 echo "packed into .device/$DEST: $(ls ".device/$DEST" | tr '\n' ' ')"
 du -sh .device
