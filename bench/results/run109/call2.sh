@@ -10,10 +10,10 @@
 #   tools/device_pack.sh --gzip && bash bench/results/pending/pack.sh decode
 #   bash bench/results/pending/carry.sh coefmma                # 61.7 MB
 # then the run tool (carry [".device"], timeout 600) runs this file.
-# As run (H100, 86 s), the machine's ncu did not know --sampling-interval (its
-# option is --warp-sampling-interval), so the fallback ran at the default
-# interval: ~350-430 samples a launch, as in run 93. The per-instruction
-# counts ("Instructions Executed") are exact either way.
+# As run (H100, 86 s), the machine's ncu did not know --sampling-interval
+# (likely --warp-sampling-interval: check ncu --help), so the fallback ran at
+# the default interval: ~300-430 samples a launch, as in run 93. The
+# per-instruction counts ("Instructions Executed") are exact either way.
 set -uo pipefail
 cd "$(dirname "$0")/../../.." || exit 2
 OUT="${OUT:-/tmp/run109_out}"; mkdir -p "$OUT"
