@@ -14,14 +14,7 @@ t0=$SECONDS
 echo "[call3 0 s] card: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)"
 bash bench/unpack_device.sh || exit 2
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
-for r in 1 2 3; do
-  for b in hbase rowearly rowearly3; do
-    timeout 60 .device/$b/gdn_bench --no-micro --flush-cost > "$OUT/fc_${b}_$r.log" 2>&1
-    echo "[call3 $((SECONDS - t0)) s] $b rc=$?"
-    grep "FLUSHCOST" "$OUT/fc_${b}_$r.log" | grep "B=1 tile auto " | sed "s/^/  $b: /"
-  done
-done
-tar czf "$OUT/fc3.tgz" -C "$OUT" $(cd "$OUT" && ls fc_*.log) && rm -f "$OUT"/fc_*.log
+OUT="$OUT" bash bench/results/pending/flush_cost_rounds.sh call3 3 "B=1 tile auto " fc3.tgz hbase rowearly rowearly3
 timeout 300 .device/rowearly3/decode_test > "$OUT/decode_test_rowearly3.log" 2>&1
 echo "[call3 $((SECONDS - t0)) s] rowearly3 decode_test rc=$?"
 tail -3 "$OUT/decode_test_rowearly3.log"

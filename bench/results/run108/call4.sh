@@ -20,14 +20,7 @@ if [[ "$gpu" == *H200* ]]; then
 fi
 bash bench/unpack_device.sh || exit 2
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
-for r in 1 2 3; do
-  for b in bin foldu4; do
-    timeout 60 .device/$b/gdn_bench --no-micro --flush-cost > "$OUT/fc_${b}_$r.log" 2>&1
-    echo "[call4 $((SECONDS - t0)) s] $b rc=$?"
-    grep "FLUSHCOST" "$OUT/fc_${b}_$r.log" | grep "B=1 tile auto \\|B=1 tile bv8 " | sed "s/^/  $b: /"
-  done
-done
-tar czf "$OUT/fc4.tgz" -C "$OUT" $(cd "$OUT" && ls fc_*.log) && rm -f "$OUT"/fc_*.log
+OUT="$OUT" bash bench/results/pending/flush_cost_rounds.sh call4 3 "B=1 tile auto \\|B=1 tile bv8 " fc4.tgz bin foldu4
 timeout 300 .device/foldu4/decode_test > "$OUT/decode_test_foldu4.log" 2>&1
 echo "[call4 $((SECONDS - t0)) s] foldu4 decode_test rc=$?"
 tail -3 "$OUT/decode_test_foldu4.log"
