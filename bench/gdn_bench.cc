@@ -85,6 +85,7 @@
 #include "bench/gdn_bench_runner.h"
 #include "bench/gdn_bench_sweep.h"
 #include "bench/rmw_micro.h"
+#include "gdn/decode.h"
 #include "nlohmann/json.hpp"
 
 namespace rollout::bench {
@@ -116,8 +117,14 @@ int Main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s, %d SMs, L2 %d MiB\n", prop.name,
-              prop.multiProcessorCount, prop.l2CacheSize >> 20);
+  // The peak DRAM bandwidth picks the ReplaySSM tile table
+  // (gdn::DecodeTileFor).
+  const double peak_gbps = gdn::DevicePeakMemoryGbps();
+  std::printf(
+      "device: %s, %d SMs, L2 %d MiB, peak DRAM %.0f GB/s (%s tile table)\n",
+      prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, peak_gbps,
+      peak_gbps > 0.0 && peak_gbps < gdn::kNarrowMemoryGbps ? "narrow-memory"
+                                                            : "H200");
   Runner r;
   BENCH_CUDA(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
   if (o.profile) {
@@ -127,6 +134,7 @@ int Main(int argc, char** argv) {
   json out;
   out["device"] = prop.name;
   out["sms"] = prop.multiProcessorCount;
+  out["peak_dram_gbps"] = peak_gbps;
   auto write_json = [&] {
     if (!o.json_path.empty()) {
       std::ofstream f(o.json_path);

@@ -157,8 +157,11 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
           "OVERLAP HV=%d B=%d (auto: %s / %s, tiles %s / %s) packed%s\n", HV, B,
           gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)),
           gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)),
-          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, false)),
-          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, true)), line.c_str());
+          gdn::DecodeTileName(
+              gdn::DecodeTileFor(B, HV, false, gdn::DevicePeakMemoryGbps())),
+          gdn::DecodeTileName(
+              gdn::DecodeTileFor(B, HV, true, gdn::DevicePeakMemoryGbps())),
+          line.c_str());
       std::fflush(stdout);
       st.Free();
     }

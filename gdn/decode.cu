@@ -2,6 +2,7 @@
 // dispatch to the instantiation files, and the cursor-advance kernel.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -114,7 +115,9 @@ int CacheOf(const GdnDecodeParams& p, bool replay) {
 }
 
 DecodeTile Resolve(DecodeTile tile, int rows, int hv, bool replay) {
-  return tile == DecodeTile::kAuto ? DecodeTileFor(rows, hv, replay) : tile;
+  return tile == DecodeTile::kAuto
+             ? DecodeTileFor(rows, hv, replay, DevicePeakMemoryGbps())
+             : tile;
 }
 
 absl::Status Launched(cudaError_t pre, const char* what) {
@@ -179,7 +182,40 @@ int DecodeTileRows(DecodeTile tile) {
   return 0;
 }
 
-DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
+double DevicePeakMemoryGbps() {
+  // Asked on every kAuto launch, so cached: one entry per device, 0 until
+  // first asked, negative when the driver reported nothing (two threads
+  // asking at once both compute it: no lock on the launch path).
+  constexpr int kMaxDevices = 64;
+  static std::atomic<double> cached[kMaxDevices];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();  // not this launch's error
+    return 0.0;
+  }
+  if (dev >= 0 && dev < kMaxDevices) {
+    const double c = cached[dev].load(std::memory_order_relaxed);
+    if (c != 0.0) return c > 0.0 ? c : 0.0;
+  }
+  int khz = 0, bits = 0;
+  double gbps = -1.0;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) ==
+          cudaSuccess &&
+      cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) ==
+          cudaSuccess &&
+      khz > 0 && bits > 0) {
+    gbps = 2.0 * khz * 1e3 * (bits / 8) * 1e-9;  // double data rate
+  } else {
+    cudaGetLastError();  // a failed query is not the caller's launch error
+  }
+  if (dev >= 0 && dev < kMaxDevices) {
+    cached[dev].store(gbps, std::memory_order_relaxed);
+  }
+  return gbps > 0.0 ? gbps : 0.0;
+}
+
+DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
+                         double peak_gbps) {
   // (row, head) pairs. From the H200 sweeps (docs/benchmarks/gdn_history.md):
   // the packed kernel is best with small 8-row CTAs (4 KB, many resident CTAs),
   // except in PackedWideTileRange. The ReplaySSM kernel amortises its per-CTA
@@ -199,6 +235,14 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay) {
   if (units <= 64) return DecodeTile::kBv32;
   if (units <= 128) return DecodeTile::kBv16;
   if (units <= 512) return DecodeTile::kBv32;
+  // On a narrow-memory card the 32-row tile stays best up to 2048 pairs. Runs
+  // 100, 106 and 109 (H100, 3.35 TB/s; every tile timed in the sweep): 32
+  // rows against 64 at 1024 pairs -2.3 to -3.6 %, at 2048 -0.5 to -1.6 %, at
+  // 4096 -0.3 to +0.0 % (left at 64). The H200 (runs 85, 104) is 2.2-3.0 %
+  // slower with 32 rows at 1024 pairs and 7-9 % at 2048: it needs the larger
+  // tiles' bytes in flight.
+  const bool narrow = peak_gbps > 0.0 && peak_gbps < kNarrowMemoryGbps;
+  if (narrow && units <= 2048) return DecodeTile::kBv32;
   if (units < 32768) return DecodeTile::kBv64;
   return DecodeTile::kBv128;
 }

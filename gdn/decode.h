@@ -86,9 +86,19 @@ constexpr int kNumDecodeTiles = 7;
 const char* DecodeTileName(DecodeTile tile);
 // V-rows per CTA of a tile (kAuto: 0).
 int DecodeTileRows(DecodeTile tile);
+// Peak DRAM bandwidth (GB/s) of the calling thread's current device: twice
+// its memory clock times its bus width (cached per device; 0 when the driver
+// reports neither). The ReplaySSM tile table depends on it (DecodeTileFor).
+double DevicePeakMemoryGbps();
+// Below this peak DRAM bandwidth a card takes the narrow-memory ReplaySSM
+// tile table (an H100 SXM: 3.35 TB/s; an H200: 4.8 TB/s).
+inline constexpr double kNarrowMemoryGbps = 4000.0;
 // The tile kAuto resolves to for `rows` decode rows of `num_v_heads` heads,
-// for the packed or the ReplaySSM kernel.
-DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay);
+// for the packed or the ReplaySSM kernel, on a device whose peak DRAM
+// bandwidth is `peak_gbps` (DevicePeakMemoryGbps; 0, unknown, takes the
+// H200's table, for which the tiles were tuned).
+DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
+                         double peak_gbps);
 
 // L2 cache policy of the state traffic (loads and stores of the state slots).
 // Measured on the H200 (docs/benchmarks/gdn_history.md): the packed step's

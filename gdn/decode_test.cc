@@ -30,6 +30,10 @@ using testing::ToBf16;
 using testing::ToDevice;
 
 constexpr int kD = 128;
+// Peak DRAM bandwidths (GB/s) of an H100 SXM and an H200, as
+// DevicePeakMemoryGbps computes them.
+constexpr double kH100Gbps = 3352.3;
+constexpr double kH200Gbps = 4916.7;
 
 GdnDims Dims(int hv) {
   GdnDims d;
@@ -867,9 +871,9 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   }
   EXPECT_EQ(DecodeOverlapFor(64, 32, false), DecodeOverlap::kLaunch);
   EXPECT_EQ(DecodeOverlapFor(64, 32, true), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeTileFor(8, 32, false), DecodeTile::kBv64);
-  EXPECT_EQ(DecodeTileFor(1, 16, true), DecodeTile::kBv8);
-  EXPECT_EQ(DecodeTileFor(1, 32, true), DecodeTile::kBv32);
+  EXPECT_EQ(DecodeTileFor(8, 32, false, kH200Gbps), DecodeTile::kBv64);
+  EXPECT_EQ(DecodeTileFor(1, 16, true, kH200Gbps), DecodeTile::kBv8);
+  EXPECT_EQ(DecodeTileFor(1, 32, true, kH200Gbps), DecodeTile::kBv32);
   // The state tile's copies first up to 32 pairs (run 103).
   EXPECT_EQ(ReplayCopyOrderFor(1, 16), ReplayCopyOrder::kTileFirst);
   EXPECT_EQ(ReplayCopyOrderFor(1, 32), ReplayCopyOrder::kTileFirst);
@@ -884,12 +888,14 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   a.ring_length = 65;
   EXPECT_FALSE(a.Validate().ok());
   EXPECT_EQ(DecodeTileRows(DecodeTile::kBv32), 32);
-  EXPECT_NE(DecodeTileFor(1, 32, false), DecodeTile::kAuto);
-  EXPECT_NE(DecodeTileFor(4096, 64, true), DecodeTile::kAuto);
+  EXPECT_NE(DecodeTileFor(1, 32, false, 0.0), DecodeTile::kAuto);
+  EXPECT_NE(DecodeTileFor(4096, 64, true, 0.0), DecodeTile::kAuto);
   for (int rows : {1, 2, 8, 9, 64, 256, 1024}) {
     for (int hv : {16, 32, 48, 64}) {
-      EXPECT_NE(DecodeTileFor(rows, hv, false), DecodeTile::kAuto);
-      EXPECT_NE(DecodeTileFor(rows, hv, true), DecodeTile::kAuto);
+      for (double gbps : {0.0, kH100Gbps, kH200Gbps}) {
+        EXPECT_NE(DecodeTileFor(rows, hv, false, gbps), DecodeTile::kAuto);
+        EXPECT_NE(DecodeTileFor(rows, hv, true, gbps), DecodeTile::kAuto);
+      }
       EXPECT_NE(DecodeStatePolicyFor(rows, hv, false),
                 DecodeStatePolicy::kAuto);
       EXPECT_NE(DecodeOverlapFor(rows, hv, false), DecodeOverlap::kAuto);
@@ -936,6 +942,45 @@ GdnReplayParams FakeReplayParams() {
 
 // The ring's k rows come with their norm scales (decode.h): k_scale must be
 // set and 4-byte aligned. Host-side checks (no GPU needed).
+// The ReplaySSM tile table by card: a narrow-memory card (H100) keeps the
+// 32-row tile up to 2048 (row, value head) pairs, where the H200 (and a card
+// that reports no bandwidth) takes 64 rows from 513 on; the packed table and
+// every other range are the same on both.
+TEST(DecodeParamsTest, ReplayTileTableFollowsTheCardsMemory) {
+  for (double gbps : {0.0, kH200Gbps}) {
+    EXPECT_EQ(DecodeTileFor(32, 16, true, gbps), DecodeTile::kBv32);
+    EXPECT_EQ(DecodeTileFor(64, 16, true, gbps), DecodeTile::kBv64);
+    EXPECT_EQ(DecodeTileFor(128, 16, true, gbps), DecodeTile::kBv64);
+    EXPECT_EQ(DecodeTileFor(32, 32, true, gbps), DecodeTile::kBv64);
+  }
+  EXPECT_EQ(DecodeTileFor(64, 16, true, kH100Gbps), DecodeTile::kBv32);
+  EXPECT_EQ(DecodeTileFor(128, 16, true, kH100Gbps), DecodeTile::kBv32);
+  EXPECT_EQ(DecodeTileFor(32, 32, true, kH100Gbps), DecodeTile::kBv32);
+  EXPECT_EQ(DecodeTileFor(64, 32, true, kH100Gbps), DecodeTile::kBv32);
+  EXPECT_EQ(DecodeTileFor(129, 16, true, kH100Gbps), DecodeTile::kBv64);
+  EXPECT_EQ(DecodeTileFor(128, 32, true, kH100Gbps), DecodeTile::kBv64);
+  for (int rows : {1, 2, 8, 9, 33, 64, 128, 256, 1024, 4096}) {
+    for (int hv : {16, 32, 48, 64}) {
+      EXPECT_EQ(DecodeTileFor(rows, hv, false, kH100Gbps),
+                DecodeTileFor(rows, hv, false, kH200Gbps));
+      if (rows * hv <= 512 || rows * hv > 2048) {
+        EXPECT_EQ(DecodeTileFor(rows, hv, true, kH100Gbps),
+                  DecodeTileFor(rows, hv, true, kH200Gbps));
+      }
+    }
+  }
+  // The current device's figure: the emulation reports an H200's; a GPU's
+  // driver reports its memory clock and bus width.
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+    const double gbps = DevicePeakMemoryGbps();
+    EXPECT_GT(gbps, 500.0);
+    EXPECT_LT(gbps, 20000.0);
+    EXPECT_EQ(DevicePeakMemoryGbps(), gbps);  // cached
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  }
+}
+
 TEST(DecodeParamsTest, ValidateChecksRingKScale) {
   GdnReplayParams p = FakeReplayParams();
   ASSERT_TRUE(p.Validate().ok());
