@@ -29,7 +29,7 @@
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
 //             [--profile[=HV/B]] [--replay-only] [--overlap] [--flush-cost]
-//             [--layer] [--bounds] [--prefill] [--ceilings]
+//             [--tile-table] [--layer] [--bounds] [--prefill] [--ceilings]
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --ceilings: only the ceilings (each allocation's copy rates) and the
 //   batch-1 floors, the ReplaySSM bounds at those ceilings (a few seconds).
@@ -41,6 +41,10 @@
 // --flush-cost: the parts of a small-batch ReplaySSM cycle: at B = 1 and 8,
 //   the packed step, the non-flush step by ring fill and the flush by the
 //   entries it folds (forced flushes), each back to back in a graph.
+// --tile-table: the kAuto choices that depend on the card's peak DRAM
+//   bandwidth, each beside the alternatives around their boundaries: the
+//   packed step's tiles at 144-256 (row, value head) pairs, its L2 policies
+//   and the ReplaySSM 32- and 64-row tiles at 1024-6144.
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
@@ -188,6 +192,10 @@ int Main(int argc, char** argv) {
   }
   if (o.flush_cost) {
     FlushCost(r, rng);
+    return 0;
+  }
+  if (o.tile_table) {
+    TileTable(r, rng);
     return 0;
   }
   if (o.overlap) {

@@ -168,6 +168,85 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
   }
 }
 
+void TileTable(Runner& r, std::mt19937& rng) {
+  using gdn::DecodeOverlap;
+  using gdn::DecodeStatePolicy;
+  const double gbps = gdn::DevicePeakMemoryGbps();
+  std::printf("TILETABLE peak DRAM %.0f GB/s\n", gbps);
+  // One configuration: kAuto's picks, then the variants timed (us).
+  auto line = [&](const char* what, int HV, int B,
+                  const std::vector<Variant>& vars, bool replay) {
+    Setup st = MakeSetup(HV, B, r.s, rng);
+    if (replay) st.AllocRing(DType::kFp32, r.s);
+    std::string text;
+    for (const Variant& v : vars) {
+      const double us = replay ? r.Replay(st, v).cycle_us : r.Packed(st, v);
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), " %s %.2f", v.Name().c_str(), us);
+      text += buf;
+    }
+    std::printf("TILETABLE %s HV=%d B=%d units %d (auto: %s, %s)%s\n", what, HV,
+                B, HV * B,
+                gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, replay, gbps)),
+                gdn::DecodeStatePolicyFor(B, HV, replay, gbps) ==
+                        DecodeStatePolicy::kEvictLast
+                    ? "evict-last"
+                    : "plain",
+                text.c_str());
+    std::fflush(stdout);
+    st.Free();
+  };
+  auto tile = [](DecodeTile t, DecodeOverlap ov = DecodeOverlap::kAuto) {
+    Variant v;
+    v.tile = t;
+    v.overlap = ov;
+    return v;
+  };
+  auto policy = [](DecodeStatePolicy p) {
+    Variant v;
+    v.policy = p;
+    return v;
+  };
+  // The packed step's wide-tile range (PackedWideTileRange: 129-256 pairs).
+  for (const auto& [HV, B] : std::vector<std::pair<int, int>>{{16, 9},
+                                                              {16, 12},
+                                                              {16, 16},
+                                                              {32, 5},
+                                                              {32, 6},
+                                                              {32, 8},
+                                                              {48, 3},
+                                                              {48, 4},
+                                                              {48, 5},
+                                                              {64, 3},
+                                                              {64, 4}}) {
+    line("packed", HV, B,
+         {Variant(), tile(DecodeTile::kBv8, DecodeOverlap::kLaunch),
+          tile(DecodeTile::kBv64), tile(DecodeTile::kBv128),
+          tile(DecodeTile::kBv128, DecodeOverlap::kLaunch)},
+         false);
+  }
+  // The packed step's L2 policy and the ReplaySSM tile, 1024-6144 pairs.
+  for (const auto& [HV, B] : std::vector<std::pair<int, int>>{{16, 64},
+                                                              {16, 128},
+                                                              {16, 160},
+                                                              {16, 192},
+                                                              {16, 256},
+                                                              {16, 384},
+                                                              {32, 32},
+                                                              {32, 64},
+                                                              {32, 80},
+                                                              {32, 96},
+                                                              {32, 128},
+                                                              {32, 192}}) {
+    line("policy", HV, B,
+         {Variant(), policy(DecodeStatePolicy::kDefault),
+          policy(DecodeStatePolicy::kEvictLast)},
+         false);
+    line("replay", HV, B,
+         {Variant(), tile(DecodeTile::kBv32), tile(DecodeTile::kBv64)}, true);
+  }
+}
+
 // --flush-cost: where a small-batch ReplaySSM step's time goes, by ring
 // fill. At B = 1 and 8 of both shapes: the packed step, the non-flush step
 // at ring cursor n (n committed entries: the history it replays) and the

@@ -43,13 +43,16 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->prefill = true;
     } else if (a == "--flush-cost") {
       o->flush_cost = true;
+    } else if (a == "--tile-table") {
+      o->tile_table = true;
     } else if (a == "--ceilings") {
       o->ceilings_only = true;
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
                    "[--no-micro] [--explore] [--profile[=HV/B]] "
-                   "[--replay-only] [--overlap] [--flush-cost] [--layer] "
+                   "[--replay-only] [--overlap] [--flush-cost] [--tile-table] "
+                   "[--layer] "
                    "[--bounds] [--prefill] [--ceilings]\n");
       return false;
     }

@@ -11,7 +11,7 @@ struct Options {
   std::string json_path;
   bool quick = false, micro_only = false, micro = true, explore = false;
   bool profile = false, replay_only = false, overlap = false, bounds = false;
-  bool layer = false, prefill = false, flush_cost = false;
+  bool layer = false, prefill = false, flush_cost = false, tile_table = false;
   bool ceilings_only = false;
   int profile_hv = 32, profile_batch = 256;  // --profile=HV/B
 };

@@ -61,6 +61,11 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
 // overlap of DecodeOverlapFor were as fast or faster.
 bool PackedWideTileRange(int64_t units) { return units > 128 && units <= 256; }
 
+// Whether a card takes the narrow-memory tables (kNarrowMemoryGbps).
+bool NarrowMemory(double peak_gbps) {
+  return peak_gbps > 0.0 && peak_gbps < kNarrowMemoryGbps;
+}
+
 // The launch overlap of a step (never kAuto).
 DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay) {
   return p.overlap == DecodeOverlap::kAuto
@@ -108,7 +113,8 @@ void SetRing(const GdnReplayRing& ring, const int32_t* ring_indices,
 int CacheOf(const GdnDecodeParams& p, bool replay) {
   DecodeStatePolicy pol = p.state_policy;
   if (pol == DecodeStatePolicy::kAuto) {
-    pol = DecodeStatePolicyFor(p.batch, p.num_v_heads, replay);
+    pol = DecodeStatePolicyFor(p.batch, p.num_v_heads, replay,
+                               DevicePeakMemoryGbps());
   }
   if (pol == DecodeStatePolicy::kEvictLast) return internal::kCacheEvictLast;
   return p.stream_stores ? internal::kCacheStreamStores : internal::kCachePlain;
@@ -241,8 +247,7 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
   // 4096 -0.3 to +0.0 % (left at 64). The H200 (runs 85, 104) is 2.2-3.0 %
   // slower with 32 rows at 1024 pairs and 7-9 % at 2048: it needs the larger
   // tiles' bytes in flight.
-  const bool narrow = peak_gbps > 0.0 && peak_gbps < kNarrowMemoryGbps;
-  if (narrow && units <= 2048) return DecodeTile::kBv32;
+  if (NarrowMemory(peak_gbps) && units <= 2048) return DecodeTile::kBv32;
   if (units < 32768) return DecodeTile::kBv64;
   return DecodeTile::kBv128;
 }
@@ -279,12 +284,18 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }
 
-DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay) {
-  // Evict-last helps the packed step from 32 rows of 16 heads on (+3-5 % at
-  // batch >= 128) and costs up to 9 % at 8 rows; ReplaySSM showed no gain.
+DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay,
+                                       double peak_gbps) {
+  // Evict-last helps the packed step from 32 rows of 16 heads on (H200: +3-5 %
+  // at batch >= 128, ~1 % at 512-2048 pairs) and costs up to 9 % at 8 rows;
+  // ReplaySSM showed no gain. On a narrow-memory card it costs 0.9-1.6 % at
+  // 512-2048 pairs and saves 2.3-2.6 % from 4096 on (runs 100, 106, 109 and
+  // 110, H100: 16/32 B = 32, 64 and 16/16 B = 32-128 against B >= 128 and
+  // 256).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  return (!replay && units >= 512) ? DecodeStatePolicy::kEvictLast
-                                   : DecodeStatePolicy::kDefault;
+  const int64_t from = NarrowMemory(peak_gbps) ? 2049 : 512;
+  return (!replay && units >= from) ? DecodeStatePolicy::kEvictLast
+                                    : DecodeStatePolicy::kDefault;
 }
 
 const char* ReplayCopyOrderName(ReplayCopyOrder order) {

@@ -107,12 +107,15 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
 // at large batch, and costs a little at batch 8.
 enum class DecodeStatePolicy : int {
   kAuto = 0,       // packed step: kEvictLast from 512 (row, value head) pairs
-                   // on, else kDefault; ReplaySSM launches: kDefault
+                   // on (a narrow-memory card: from 2049), else kDefault;
+                   // ReplaySSM launches: kDefault
   kDefault = 1,    // plain loads and write-back stores (stream_stores: .cs)
   kEvictLast = 2,  // L2 evict-last policy on the state loads and stores
 };
-// The policy kAuto resolves to (never kAuto).
-DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
+// The policy kAuto resolves to (never kAuto) on a device of `peak_gbps`
+// (DevicePeakMemoryGbps; 0: the H200's choice).
+DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay,
+                                       double peak_gbps);
 
 // How a decode launch overlaps the kernel before it in the stream
 // (programmatic dependent launch, sm_90). Measured on the H200

@@ -303,8 +303,8 @@ TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
 }
 
 // The L2 evict-last policy on the state traffic, forced (kAuto picks it only
-// from 512 (row, head) pairs), and the plain policy forced where kAuto would
-// pick evict-last.
+// from 512 (row, head) pairs, 2049 on a narrow-memory card), and the plain
+// policy forced where kAuto would pick evict-last.
 TEST(PackedDecodeTest, StatePolicies) {
   GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 150;
@@ -320,9 +320,21 @@ TEST(PackedDecodeTest, StatePolicies) {
   c.policy = DecodeStatePolicy::kDefault;
   c.stream_stores = true;
   RunPacked(c, seed++);
-  EXPECT_EQ(DecodeStatePolicyFor(33, 16, false), DecodeStatePolicy::kEvictLast);
-  EXPECT_EQ(DecodeStatePolicyFor(8, 16, false), DecodeStatePolicy::kDefault);
-  EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true), DecodeStatePolicy::kDefault);
+  for (double gbps : {0.0, kH200Gbps}) {
+    EXPECT_EQ(DecodeStatePolicyFor(33, 16, false, gbps),
+              DecodeStatePolicy::kEvictLast);
+  }
+  // A narrow-memory card (H100) from 2049 pairs on.
+  EXPECT_EQ(DecodeStatePolicyFor(128, 16, false, kH100Gbps),
+            DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(129, 16, false, kH100Gbps),
+            DecodeStatePolicy::kEvictLast);
+  for (double gbps : {0.0, kH100Gbps, kH200Gbps}) {
+    EXPECT_EQ(DecodeStatePolicyFor(8, 16, false, gbps),
+              DecodeStatePolicy::kDefault);
+    EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true, gbps),
+              DecodeStatePolicy::kDefault);
+  }
 }
 
 // ---------------------------------------------------------------- ReplaySSM
@@ -896,7 +908,7 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
         EXPECT_NE(DecodeTileFor(rows, hv, false, gbps), DecodeTile::kAuto);
         EXPECT_NE(DecodeTileFor(rows, hv, true, gbps), DecodeTile::kAuto);
       }
-      EXPECT_NE(DecodeStatePolicyFor(rows, hv, false),
+      EXPECT_NE(DecodeStatePolicyFor(rows, hv, false, kH100Gbps),
                 DecodeStatePolicy::kAuto);
       EXPECT_NE(DecodeOverlapFor(rows, hv, false), DecodeOverlap::kAuto);
       EXPECT_NE(DecodeOverlapFor(rows, hv, true), DecodeOverlap::kAuto);
