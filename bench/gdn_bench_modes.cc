@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gdn/decode.h"
 
@@ -207,37 +209,23 @@ void TileTable(Runner& r, std::mt19937& rng) {
     v.policy = p;
     return v;
   };
-  // The packed step's wide-tile range (PackedWideTileRange: 129-256 pairs).
-  for (const auto& [HV, B] : std::vector<std::pair<int, int>>{{16, 9},
-                                                              {16, 12},
-                                                              {16, 16},
-                                                              {32, 5},
-                                                              {32, 6},
-                                                              {32, 8},
-                                                              {48, 3},
-                                                              {48, 4},
-                                                              {48, 5},
-                                                              {64, 3},
-                                                              {64, 4}}) {
+  // (value heads, batch) in the packed step's wide-tile range
+  // (PackedWideTileRange: 129-256 pairs), then around the 2048-pair
+  // boundaries of the packed L2 policy and the ReplaySSM tile.
+  constexpr std::pair<int, int> kWide[] = {{16, 9}, {16, 12}, {16, 16}, {32, 5},
+                                           {32, 6}, {32, 8},  {48, 3},  {48, 4},
+                                           {48, 5}, {64, 3},  {64, 4}};
+  constexpr std::pair<int, int> kLarge[] = {
+      {16, 64}, {16, 128}, {16, 160}, {16, 192}, {16, 256}, {16, 384},
+      {32, 32}, {32, 64},  {32, 80},  {32, 96},  {32, 128}, {32, 192}};
+  for (const auto& [HV, B] : kWide) {
     line("packed", HV, B,
          {Variant(), tile(DecodeTile::kBv8, DecodeOverlap::kLaunch),
           tile(DecodeTile::kBv64), tile(DecodeTile::kBv128),
           tile(DecodeTile::kBv128, DecodeOverlap::kLaunch)},
          false);
   }
-  // The packed step's L2 policy and the ReplaySSM tile, 1024-6144 pairs.
-  for (const auto& [HV, B] : std::vector<std::pair<int, int>>{{16, 64},
-                                                              {16, 128},
-                                                              {16, 160},
-                                                              {16, 192},
-                                                              {16, 256},
-                                                              {16, 384},
-                                                              {32, 32},
-                                                              {32, 64},
-                                                              {32, 80},
-                                                              {32, 96},
-                                                              {32, 128},
-                                                              {32, 192}}) {
+  for (const auto& [HV, B] : kLarge) {
     line("policy", HV, B,
          {Variant(), policy(DecodeStatePolicy::kDefault),
           policy(DecodeStatePolicy::kEvictLast)},
