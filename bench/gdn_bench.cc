@@ -41,10 +41,10 @@
 // --flush-cost: the parts of a small-batch ReplaySSM cycle: at B = 1 and 8,
 //   the packed step, the non-flush step by ring fill and the flush by the
 //   entries it folds (forced flushes), each back to back in a graph.
-// --tile-table: the kAuto choices that depend on the card's peak DRAM
+// --tile-table: the kAuto tiles that depend on the card's peak DRAM
 //   bandwidth, each beside the alternatives around their boundaries: the
-//   packed step's tiles at 144-256 (row, value head) pairs, its L2 policies
-//   and the ReplaySSM 32- and 64-row tiles at 1024-6144.
+//   packed step's tiles at 144-256 (row, value head) pairs, the ReplaySSM
+//   32- and 64-row tiles and the packed step's L2 policies at 1024-6144.
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at

@@ -21,11 +21,11 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok);
 // latency is a large part of a call (the evidence of DecodeOverlapFor).
 void OverlapSweep(Runner& r, std::mt19937& rng);
 
-// --tile-table: the kAuto boundaries that depend on the card
-// (gdn::DecodeTileFor, gdn::DecodeStatePolicyFor, with the card's
-// gdn::DevicePeakMemoryGbps): the packed step's 8-, 64- and 128-row tiles at
-// 144-256 (row, value head) pairs, its L2 policies at 1024-6144 pairs, and
-// the ReplaySSM 32- and 64-row tiles at 1024-6144 pairs; one line each.
+// --tile-table: the kAuto tile boundaries that depend on the card
+// (gdn::DecodeTileFor with the card's gdn::DevicePeakMemoryGbps): the packed
+// step's 8-, 64- and 128-row tiles at 144-256 (row, value head) pairs and the
+// ReplaySSM 32- and 64-row tiles at 1024-6144 pairs, with the packed step's
+// L2 policies (gdn::DecodeStatePolicyFor) there too; one line each.
 void TileTable(Runner& r, std::mt19937& rng);
 
 // --flush-cost: the packed step, the ReplaySSM non-flush step by ring fill

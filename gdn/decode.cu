@@ -113,8 +113,7 @@ void SetRing(const GdnReplayRing& ring, const int32_t* ring_indices,
 int CacheOf(const GdnDecodeParams& p, bool replay) {
   DecodeStatePolicy pol = p.state_policy;
   if (pol == DecodeStatePolicy::kAuto) {
-    pol = DecodeStatePolicyFor(p.batch, p.num_v_heads, replay,
-                               DevicePeakMemoryGbps());
+    pol = DecodeStatePolicyFor(p.batch, p.num_v_heads, replay);
   }
   if (pol == DecodeStatePolicy::kEvictLast) return internal::kCacheEvictLast;
   return p.stream_stores ? internal::kCacheStreamStores : internal::kCachePlain;
@@ -235,7 +234,14 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
   // in two), 8 rows still best at 16 (16/16 B = 1).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (!replay) {
-    return PackedWideTileRange(units) ? DecodeTile::kBv64 : DecodeTile::kBv8;
+    if (!PackedWideTileRange(units)) return DecodeTile::kBv8;
+    // In that range (plain launches) a narrow-memory card takes whole heads
+    // from 192 pairs on. Run 110 (H100, --tile-table): 128 rows against 64
+    // -1 to -4 % at 192 pairs, -5 to -6 % at 240-256, +1 to +3 % at 144-160;
+    // the sweeps' 16/32 B = 8 (256 pairs) -5.9 to -6.3 % in runs 100, 106, 109
+    // and 110. (The H200: -0.8 / -1.5 % there in runs 85 and 104, unchanged.)
+    return NarrowMemory(peak_gbps) && units >= 192 ? DecodeTile::kBv128
+                                                   : DecodeTile::kBv64;
   }
   if (units <= 16) return DecodeTile::kBv8;
   if (units <= 64) return DecodeTile::kBv32;
@@ -284,18 +290,14 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }
 
-DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay,
-                                       double peak_gbps) {
-  // Evict-last helps the packed step from 32 rows of 16 heads on (H200: +3-5 %
-  // at batch >= 128, ~1 % at 512-2048 pairs) and costs up to 9 % at 8 rows;
-  // ReplaySSM showed no gain. On a narrow-memory card it costs 0.9-1.6 % at
-  // 512-2048 pairs and saves 2.3-2.6 % from 4096 on (runs 100, 106, 109 and
-  // 110, H100: 16/32 B = 32, 64 and 16/16 B = 32-128 against B >= 128 and
-  // 256).
+DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay) {
+  // Evict-last helps the packed step from 32 rows of 16 heads on (+3-5 % at
+  // batch >= 128) and costs up to 9 % at 8 rows; ReplaySSM showed no gain.
+  // The same on the H100 (run 110's --tile-table: 2.1-2.2 % at 1024-2048
+  // pairs, 1.8-2.3 % from 2560 on).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  const int64_t from = NarrowMemory(peak_gbps) ? 2049 : 512;
-  return (!replay && units >= from) ? DecodeStatePolicy::kEvictLast
-                                    : DecodeStatePolicy::kDefault;
+  return (!replay && units >= 512) ? DecodeStatePolicy::kEvictLast
+                                   : DecodeStatePolicy::kDefault;
 }
 
 const char* ReplayCopyOrderName(ReplayCopyOrder order) {

@@ -90,8 +90,8 @@ int DecodeTileRows(DecodeTile tile);
 // its memory clock times its bus width (cached per device; 0 when the driver
 // reports neither). The ReplaySSM tile table depends on it (DecodeTileFor).
 double DevicePeakMemoryGbps();
-// Below this peak DRAM bandwidth a card takes the narrow-memory ReplaySSM
-// tile table (an H100 SXM: 3.35 TB/s; an H200: 4.8 TB/s).
+// Below this peak DRAM bandwidth a card takes the narrow-memory tile table
+// (an H100 SXM: 3.35 TB/s; an H200: 4.8 TB/s).
 inline constexpr double kNarrowMemoryGbps = 4000.0;
 // The tile kAuto resolves to for `rows` decode rows of `num_v_heads` heads,
 // for the packed or the ReplaySSM kernel, on a device whose peak DRAM
@@ -107,15 +107,12 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
 // at large batch, and costs a little at batch 8.
 enum class DecodeStatePolicy : int {
   kAuto = 0,       // packed step: kEvictLast from 512 (row, value head) pairs
-                   // on (a narrow-memory card: from 2049), else kDefault;
-                   // ReplaySSM launches: kDefault
+                   // on, else kDefault; ReplaySSM launches: kDefault
   kDefault = 1,    // plain loads and write-back stores (stream_stores: .cs)
   kEvictLast = 2,  // L2 evict-last policy on the state loads and stores
 };
-// The policy kAuto resolves to (never kAuto) on a device of `peak_gbps`
-// (DevicePeakMemoryGbps; 0: the H200's choice).
-DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay,
-                                       double peak_gbps);
+// The policy kAuto resolves to (never kAuto).
+DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 
 // How a decode launch overlaps the kernel before it in the stream
 // (programmatic dependent launch, sm_90). Measured on the H200

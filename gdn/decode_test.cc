@@ -303,8 +303,8 @@ TEST(PackedDecodeTest, DtypesAndLargerOddBatch) {
 }
 
 // The L2 evict-last policy on the state traffic, forced (kAuto picks it only
-// from 512 (row, head) pairs, 2049 on a narrow-memory card), and the plain
-// policy forced where kAuto would pick evict-last.
+// from 512 (row, head) pairs), and the plain policy forced where kAuto would
+// pick evict-last.
 TEST(PackedDecodeTest, StatePolicies) {
   GDN_SKIP_WITHOUT_GPU();
   uint32_t seed = 150;
@@ -320,21 +320,9 @@ TEST(PackedDecodeTest, StatePolicies) {
   c.policy = DecodeStatePolicy::kDefault;
   c.stream_stores = true;
   RunPacked(c, seed++);
-  for (double gbps : {0.0, kH200Gbps}) {
-    EXPECT_EQ(DecodeStatePolicyFor(33, 16, false, gbps),
-              DecodeStatePolicy::kEvictLast);
-  }
-  // A narrow-memory card (H100) from 2049 pairs on.
-  EXPECT_EQ(DecodeStatePolicyFor(128, 16, false, kH100Gbps),
-            DecodeStatePolicy::kDefault);
-  EXPECT_EQ(DecodeStatePolicyFor(129, 16, false, kH100Gbps),
-            DecodeStatePolicy::kEvictLast);
-  for (double gbps : {0.0, kH100Gbps, kH200Gbps}) {
-    EXPECT_EQ(DecodeStatePolicyFor(8, 16, false, gbps),
-              DecodeStatePolicy::kDefault);
-    EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true, gbps),
-              DecodeStatePolicy::kDefault);
-  }
+  EXPECT_EQ(DecodeStatePolicyFor(33, 16, false), DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(8, 16, false), DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true), DecodeStatePolicy::kDefault);
 }
 
 // ---------------------------------------------------------------- ReplaySSM
@@ -908,7 +896,7 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
         EXPECT_NE(DecodeTileFor(rows, hv, false, gbps), DecodeTile::kAuto);
         EXPECT_NE(DecodeTileFor(rows, hv, true, gbps), DecodeTile::kAuto);
       }
-      EXPECT_NE(DecodeStatePolicyFor(rows, hv, false, kH100Gbps),
+      EXPECT_NE(DecodeStatePolicyFor(rows, hv, false),
                 DecodeStatePolicy::kAuto);
       EXPECT_NE(DecodeOverlapFor(rows, hv, false), DecodeOverlap::kAuto);
       EXPECT_NE(DecodeOverlapFor(rows, hv, true), DecodeOverlap::kAuto);
@@ -952,13 +940,11 @@ GdnReplayParams FakeReplayParams() {
   return p;
 }
 
-// The ring's k rows come with their norm scales (decode.h): k_scale must be
-// set and 4-byte aligned. Host-side checks (no GPU needed).
-// The ReplaySSM tile table by card: a narrow-memory card (H100) keeps the
+// The tile tables by card: a narrow-memory card (H100) keeps the ReplaySSM
 // 32-row tile up to 2048 (row, value head) pairs, where the H200 (and a card
-// that reports no bandwidth) takes 64 rows from 513 on; the packed table and
-// every other range are the same on both.
-TEST(DecodeParamsTest, ReplayTileTableFollowsTheCardsMemory) {
+// that reports no bandwidth) takes 64 rows from 513 on, and takes whole heads
+// for the packed step at 192-256 pairs; every other range is the same on both.
+TEST(DecodeParamsTest, TileTablesFollowTheCardsMemory) {
   for (double gbps : {0.0, kH200Gbps}) {
     EXPECT_EQ(DecodeTileFor(32, 16, true, gbps), DecodeTile::kBv32);
     EXPECT_EQ(DecodeTileFor(64, 16, true, gbps), DecodeTile::kBv64);
@@ -971,10 +957,22 @@ TEST(DecodeParamsTest, ReplayTileTableFollowsTheCardsMemory) {
   EXPECT_EQ(DecodeTileFor(64, 32, true, kH100Gbps), DecodeTile::kBv32);
   EXPECT_EQ(DecodeTileFor(129, 16, true, kH100Gbps), DecodeTile::kBv64);
   EXPECT_EQ(DecodeTileFor(128, 32, true, kH100Gbps), DecodeTile::kBv64);
+  // The packed step's plain-launch range (129-256 pairs): 64 rows, and on a
+  // narrow-memory card whole heads from 192 pairs on.
+  for (double gbps : {0.0, kH200Gbps}) {
+    EXPECT_EQ(DecodeTileFor(8, 32, false, gbps), DecodeTile::kBv64);
+    EXPECT_EQ(DecodeTileFor(4, 48, false, gbps), DecodeTile::kBv64);
+  }
+  EXPECT_EQ(DecodeTileFor(5, 32, false, kH100Gbps), DecodeTile::kBv64);
+  EXPECT_EQ(DecodeTileFor(12, 16, false, kH100Gbps), DecodeTile::kBv128);
+  EXPECT_EQ(DecodeTileFor(8, 32, false, kH100Gbps), DecodeTile::kBv128);
+  EXPECT_EQ(DecodeTileFor(17, 16, false, kH100Gbps), DecodeTile::kBv8);
   for (int rows : {1, 2, 8, 9, 33, 64, 128, 256, 1024, 4096}) {
     for (int hv : {16, 32, 48, 64}) {
-      EXPECT_EQ(DecodeTileFor(rows, hv, false, kH100Gbps),
-                DecodeTileFor(rows, hv, false, kH200Gbps));
+      if (rows * hv <= 128 || rows * hv >= 512) {  // past the 129-256 range
+        EXPECT_EQ(DecodeTileFor(rows, hv, false, kH100Gbps),
+                  DecodeTileFor(rows, hv, false, kH200Gbps));
+      }
       if (rows * hv <= 512 || rows * hv > 2048) {
         EXPECT_EQ(DecodeTileFor(rows, hv, true, kH100Gbps),
                   DecodeTileFor(rows, hv, true, kH200Gbps));
@@ -993,6 +991,8 @@ TEST(DecodeParamsTest, ReplayTileTableFollowsTheCardsMemory) {
   }
 }
 
+// The ring's k rows come with their norm scales (decode.h): k_scale must be
+// set and 4-byte aligned. Host-side checks (no GPU needed).
 TEST(DecodeParamsTest, ValidateChecksRingKScale) {
   GdnReplayParams p = FakeReplayParams();
   ASSERT_TRUE(p.Validate().ok());
