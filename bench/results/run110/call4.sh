@@ -6,7 +6,8 @@
 #   tools/device_pack.sh --gzip
 #   bash bench/results/pending/carry.sh                  # bin and lib: 52.1 MB
 # then the run tool (carry [".device"], timeout 400) runs this file; its
-# output lands in $OUT/decode_test.log and $OUT/tile_table.log.
+# output lands in $OUT/decode_test.log, $OUT/tile_table.log and
+# $OUT/layer.log.
 cd "$(dirname "$0")/../../.." || exit 2
 bash bench/unpack_device.sh > /dev/null 2>&1 || exit 2
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
@@ -17,3 +18,5 @@ timeout 200 .device/bin/decode_test \
 grep -E '^\[  (PASSED|FAILED)|FAILED' "$out/decode_test.log"
 timeout 300 .device/bin/gdn_bench --no-micro --tile-table > "$out/tile_table.log" 2>&1
 grep -E '^device|TILETABLE' "$out/tile_table.log"
+timeout 200 .device/bin/gdn_bench --no-micro --layer > "$out/layer.log" 2>&1
+grep -E '^LAYER' "$out/layer.log"
