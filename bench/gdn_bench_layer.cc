@@ -186,11 +186,13 @@ json LayerLine(Runner& r, std::mt19937& rng, int HV, int B) {
       HV, B, t.conv, t.packed[0],
       gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)), t.packed[1],
       t.packed[2],
-      gdn::DecodeOverlapName(gdn::LayerDecodeOverlapFor(B, HV, false)),
+      gdn::DecodeOverlapName(gdn::LayerDecodeOverlapFor(
+          B, HV, false, gdn::DevicePeakMemoryGbps())),
       t.packed[3], t.replay[0],
       gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)), t.replay[1],
       t.replay[2],
-      gdn::DecodeOverlapName(gdn::LayerDecodeOverlapFor(B, HV, true)),
+      gdn::DecodeOverlapName(
+          gdn::LayerDecodeOverlapFor(B, HV, true, gdn::DevicePeakMemoryGbps())),
       t.replay[3]);
   std::fflush(stdout);
   st.Free();

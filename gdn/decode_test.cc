@@ -24,16 +24,14 @@ namespace {
 
 using testing::DeviceBuffer;
 using testing::FromBf16;
+using testing::kH100Gbps;
+using testing::kH200Gbps;
 using testing::kHeadCut;
 using testing::RelErr;
 using testing::ToBf16;
 using testing::ToDevice;
 
 constexpr int kD = 128;
-// Peak DRAM bandwidths (GB/s) of an H100 SXM and an H200, as
-// DevicePeakMemoryGbps computes them.
-constexpr double kH100Gbps = 3352.3;
-constexpr double kH200Gbps = 4916.7;
 
 GdnDims Dims(int hv) {
   GdnDims d;

@@ -36,13 +36,20 @@ absl::Status CheckPair(const GdnConvParams& conv, const GdnDecodeParams& step) {
 
 }  // namespace
 
-DecodeOverlap LayerDecodeOverlapFor(int rows, int num_v_heads, bool replay) {
+DecodeOverlap LayerDecodeOverlapFor(int rows, int num_v_heads, bool replay,
+                                    double peak_gbps) {
   // Runs 68-70 (gdn_bench --layer, H200): after the conv update kPrologue was
   // the fastest launch of the ReplaySSM step at 16-4096 (row, value head)
   // pairs (-0.3 to -1.3 us per layer) and of the packed step at 16-256
   // pairs (-0.3 to -0.9 us); at 512-2048 packed pairs it was level with or
-  // slower than kLaunch.
+  // slower than kLaunch. The packed step's whole-head tile (a narrow-memory
+  // card at 192-256 pairs) was measured faster with a plain launch only: with
+  // kLaunch it lost 15-25 % at 240-256 pairs (run 110's --tile-table).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
+  if (!replay && DecodeTileFor(rows, num_v_heads, false, peak_gbps) ==
+                     DecodeTile::kBv128) {
+    return DecodeOverlapFor(rows, num_v_heads, false);
+  }
   if (units <= (replay ? 4096 : 256)) return DecodeOverlap::kPrologue;
   return DecodeOverlapFor(rows, num_v_heads, replay);
 }
@@ -60,7 +67,8 @@ absl::Status LaunchGdnLayerDecode(const GdnConvParams& conv,
   if (absl::Status s = ValidateLayerDecode(conv, step); !s.ok()) return s;
   GdnDecodeParams p = step;
   if (p.overlap == DecodeOverlap::kAuto) {
-    p.overlap = LayerDecodeOverlapFor(p.batch, p.num_v_heads, false);
+    p.overlap = LayerDecodeOverlapFor(p.batch, p.num_v_heads, false,
+                                      DevicePeakMemoryGbps());
   }
   if (absl::Status s = LaunchGdnCausalConv(conv, stream); !s.ok()) return s;
   return LaunchGdnPackedDecode(p, stream);
@@ -74,8 +82,8 @@ absl::Status LaunchGdnLayerReplayDecode(const GdnConvParams& conv,
   if (absl::Status s = CheckPair(conv, replay.step); !s.ok()) return s;
   GdnReplayParams p = replay;
   if (p.step.overlap == DecodeOverlap::kAuto) {
-    p.step.overlap =
-        LayerDecodeOverlapFor(p.step.batch, p.step.num_v_heads, true);
+    p.step.overlap = LayerDecodeOverlapFor(p.step.batch, p.step.num_v_heads,
+                                           true, DevicePeakMemoryGbps());
   }
   if (absl::Status s = LaunchGdnCausalConv(conv, stream); !s.ok()) return s;
   return LaunchGdnReplayDecode(p, stream);

@@ -20,6 +20,8 @@ namespace rollout::gdn {
 namespace {
 
 using testing::DeviceBuffer;
+using testing::kH100Gbps;
+using testing::kH200Gbps;
 using testing::kHeadCut;
 using testing::ToBf16;
 using testing::ToDevice;
@@ -212,18 +214,32 @@ TEST(LayerDecodeTest, ReplayPairEqualsPlainLaunchesAcrossAFlush) {
 }
 
 TEST(LayerDecodeTest, OverlapRule) {
-  EXPECT_EQ(LayerDecodeOverlapFor(1, 32, false), DecodeOverlap::kPrologue);
-  EXPECT_EQ(LayerDecodeOverlapFor(8, 32, false), DecodeOverlap::kPrologue);
-  EXPECT_EQ(LayerDecodeOverlapFor(9, 32, false),
-            DecodeOverlapFor(9, 32, false));
-  EXPECT_EQ(LayerDecodeOverlapFor(128, 32, true), DecodeOverlap::kPrologue);
-  EXPECT_EQ(LayerDecodeOverlapFor(129, 32, true),
-            DecodeOverlapFor(129, 32, true));
-  for (int rows : {1, 8, 64, 1024}) {
-    for (bool replay : {false, true}) {
-      EXPECT_NE(LayerDecodeOverlapFor(rows, 16, replay), DecodeOverlap::kAuto);
+  for (double gbps : {0.0, kH200Gbps, kH100Gbps}) {
+    EXPECT_EQ(LayerDecodeOverlapFor(1, 32, false, gbps),
+              DecodeOverlap::kPrologue);
+    EXPECT_EQ(LayerDecodeOverlapFor(9, 32, false, gbps),
+              DecodeOverlapFor(9, 32, false));
+    EXPECT_EQ(LayerDecodeOverlapFor(128, 32, true, gbps),
+              DecodeOverlap::kPrologue);
+    EXPECT_EQ(LayerDecodeOverlapFor(129, 32, true, gbps),
+              DecodeOverlapFor(129, 32, true));
+    EXPECT_EQ(LayerDecodeOverlapFor(8, 32, true, gbps),
+              DecodeOverlap::kPrologue);
+    for (int rows : {1, 8, 64, 1024}) {
+      for (bool replay : {false, true}) {
+        EXPECT_NE(LayerDecodeOverlapFor(rows, 16, replay, gbps),
+                  DecodeOverlap::kAuto);
+      }
     }
   }
+  // 256 packed pairs: kPrologue with 64-row tiles (the H200's table), the
+  // step's plain launch with whole heads (a narrow-memory card's).
+  EXPECT_EQ(LayerDecodeOverlapFor(8, 32, false, kH200Gbps),
+            DecodeOverlap::kPrologue);
+  EXPECT_EQ(LayerDecodeOverlapFor(8, 32, false, kH100Gbps),
+            DecodeOverlapFor(8, 32, false));
+  EXPECT_EQ(LayerDecodeOverlapFor(5, 32, false, kH100Gbps),
+            DecodeOverlap::kPrologue);
 }
 
 // A consistent pair of parameter sets over fake (never dereferenced) aligned

@@ -26,6 +26,11 @@
 
 namespace rollout::gdn::testing {
 
+// Peak DRAM bandwidths (GB/s) of an H100 SXM and an H200, as
+// DevicePeakMemoryGbps computes them (decode.h): the two tile tables.
+inline constexpr double kH100Gbps = 3352.3;
+inline constexpr double kH200Gbps = 4916.7;
+
 // The kernel tests' head counts are divided by this: 16 on the CPU emulation
 // (gdn/emu; H = 1 and HV = 1-4 keep the H : HV ratios, and so every tile and
 // code path, at 1/16 of the work), 1 on a GPU.
