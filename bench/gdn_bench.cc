@@ -121,14 +121,12 @@ int Main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
-  // The peak DRAM bandwidth picks the ReplaySSM tile table
-  // (gdn::DecodeTileFor).
+  // The peak DRAM bandwidth picks the tile tables (gdn::DecodeTileFor).
   const double peak_gbps = gdn::DevicePeakMemoryGbps();
   std::printf(
       "device: %s, %d SMs, L2 %d MiB, peak DRAM %.0f GB/s (%s tile table)\n",
       prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, peak_gbps,
-      peak_gbps > 0.0 && peak_gbps < gdn::kNarrowMemoryGbps ? "narrow-memory"
-                                                            : "H200");
+      gdn::NarrowMemory(peak_gbps) ? "narrow-memory" : "H200");
   Runner r;
   BENCH_CUDA(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
   if (o.profile) {

@@ -52,8 +52,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
                    "[--no-micro] [--explore] [--profile[=HV/B]] "
                    "[--replay-only] [--overlap] [--flush-cost] [--tile-table] "
-                   "[--layer] "
-                   "[--bounds] [--prefill] [--ceilings]\n");
+                   "[--layer] [--bounds] [--prefill] [--ceilings]\n");
       return false;
     }
   }

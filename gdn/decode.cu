@@ -56,15 +56,11 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
 }
 
 // The (row, value head) pairs at which the packed step keeps its 64-row tile
-// and a plain launch: there 8-row tiles with PDL measured 4 % faster in runs
-// 59-60 and 3 % slower in run 62's A/B; everywhere else 8-row tiles with the
+// (a narrow-memory card: whole heads from 192 pairs, DecodeTileFor) and a
+// plain launch: there 8-row tiles with PDL measured 4 % faster in runs 59-60
+// and 3 % slower in run 62's A/B (H200); everywhere else 8-row tiles with the
 // overlap of DecodeOverlapFor were as fast or faster.
 bool PackedWideTileRange(int64_t units) { return units > 128 && units <= 256; }
-
-// Whether a card takes the narrow-memory tables (kNarrowMemoryGbps).
-bool NarrowMemory(double peak_gbps) {
-  return peak_gbps > 0.0 && peak_gbps < kNarrowMemoryGbps;
-}
 
 // The launch overlap of a step (never kAuto).
 DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay) {

@@ -88,11 +88,15 @@ const char* DecodeTileName(DecodeTile tile);
 int DecodeTileRows(DecodeTile tile);
 // Peak DRAM bandwidth (GB/s) of the calling thread's current device: twice
 // its memory clock times its bus width (cached per device; 0 when the driver
-// reports neither). The ReplaySSM tile table depends on it (DecodeTileFor).
+// reports neither). The tile tables depend on it (DecodeTileFor).
 double DevicePeakMemoryGbps();
-// Below this peak DRAM bandwidth a card takes the narrow-memory tile table
+// Below this peak DRAM bandwidth a card takes the narrow-memory tile tables
 // (an H100 SXM: 3.35 TB/s; an H200: 4.8 TB/s).
 inline constexpr double kNarrowMemoryGbps = 4000.0;
+// Whether a card of `peak_gbps` takes them (0, unknown: no).
+inline bool NarrowMemory(double peak_gbps) {
+  return peak_gbps > 0.0 && peak_gbps < kNarrowMemoryGbps;
+}
 // The tile kAuto resolves to for `rows` decode rows of `num_v_heads` heads,
 // for the packed or the ReplaySSM kernel, on a device whose peak DRAM
 // bandwidth is `peak_gbps` (DevicePeakMemoryGbps; 0, unknown, takes the
