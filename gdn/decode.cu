@@ -233,9 +233,10 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
     if (!PackedWideTileRange(units)) return DecodeTile::kBv8;
     // In that range (plain launches) a narrow-memory card takes whole heads
     // from 192 pairs on. Run 110 (H100, --tile-table): 128 rows against 64
-    // -1 to -4 % at 192 pairs, -5 to -6 % at 240-256, +1 to +3 % at 144-160;
-    // the sweeps' 16/32 B = 8 (256 pairs) -5.9 to -6.3 % in runs 100, 106, 109
-    // and 110. (The H200: -0.8 / -1.5 % there in runs 85 and 104, unchanged.)
+    // -0.8 to -3.7 % at 192 pairs, -5 to -6 % at 240-256, +1 to +3 % at
+    // 144-160; the sweeps' 16/32 B = 8 (256 pairs) -5.9 to -6.3 % in runs 100,
+    // 106, 109 and 110. (The H200: -0.8 / -1.5 % there in runs 85 and 104,
+    // unchanged.)
     return NarrowMemory(peak_gbps) && units >= 192 ? DecodeTile::kBv128
                                                    : DecodeTile::kBv64;
   }
