@@ -179,6 +179,7 @@ json LayerLine(Runner& r, std::mt19937& rng, int HV, int B) {
   Setup st = MakeSetup(HV, B, r.s, rng);
   st.AllocRing(DType::kFp32, r.s);
   const LayerTimes t = LayerChain(r, st);
+  const double peak_gbps = gdn::DevicePeakMemoryGbps();  // the pair's rule
   std::printf(
       "LAYER HV=%d B=%d conv %.2f | conv+packed none %.2f auto(%s) %.2f "
       "prologue %.2f pair(%s) %.2f | conv+replay cycle none %.2f auto(%s) "
@@ -186,13 +187,13 @@ json LayerLine(Runner& r, std::mt19937& rng, int HV, int B) {
       HV, B, t.conv, t.packed[0],
       gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)), t.packed[1],
       t.packed[2],
-      gdn::DecodeOverlapName(gdn::LayerDecodeOverlapFor(
-          B, HV, false, gdn::DevicePeakMemoryGbps())),
+      gdn::DecodeOverlapName(
+          gdn::LayerDecodeOverlapFor(B, HV, false, peak_gbps)),
       t.packed[3], t.replay[0],
       gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)), t.replay[1],
       t.replay[2],
       gdn::DecodeOverlapName(
-          gdn::LayerDecodeOverlapFor(B, HV, true, gdn::DevicePeakMemoryGbps())),
+          gdn::LayerDecodeOverlapFor(B, HV, true, peak_gbps)),
       t.replay[3]);
   std::fflush(stdout);
   st.Free();

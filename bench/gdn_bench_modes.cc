@@ -125,6 +125,7 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
 // latency is a large part of a call (the evidence of DecodeOverlapFor).
 void OverlapSweep(Runner& r, std::mt19937& rng) {
   using gdn::DecodeOverlap;
+  const double peak_gbps = gdn::DevicePeakMemoryGbps();  // the tile tables
   for (int HV : {32, 16}) {
     for (int B : {1, 2, 4, 8, 16, 32, 64}) {
       Setup st = MakeSetup(HV, B, r.s, rng);
@@ -159,10 +160,8 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
           "OVERLAP HV=%d B=%d (auto: %s / %s, tiles %s / %s) packed%s\n", HV, B,
           gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)),
           gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)),
-          gdn::DecodeTileName(
-              gdn::DecodeTileFor(B, HV, false, gdn::DevicePeakMemoryGbps())),
-          gdn::DecodeTileName(
-              gdn::DecodeTileFor(B, HV, true, gdn::DevicePeakMemoryGbps())),
+          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, false, peak_gbps)),
+          gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, true, peak_gbps)),
           line.c_str());
       std::fflush(stdout);
       st.Free();

@@ -183,10 +183,28 @@ int DecodeTileRows(DecodeTile tile) {
   return 0;
 }
 
+namespace {
+
+// The driver's figures for `dev`: twice the memory clock times the bus width
+// (0 when it reports neither).
+double QueryPeakMemoryGbps(int dev) {
+  int khz = 0, bits = 0;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) !=
+          cudaSuccess) {
+    cudaGetLastError();  // a failed query is not the caller's launch error
+    return 0.0;
+  }
+  return khz > 0 && bits > 0 ? 2.0 * khz * 1e3 * (bits / 8) * 1e-9 : 0.0;
+}
+
+}  // namespace
+
 double DevicePeakMemoryGbps() {
-  // Asked on every kAuto launch, so cached: one entry per device, 0 until
-  // first asked, negative when the driver reported nothing (two threads
-  // asking at once both compute it: no lock on the launch path).
+  // Asked on every kAuto launch, so cached per device: 0 until first asked,
+  // -1 when the driver reported nothing (two threads asking at once both
+  // query it: no lock on the launch path).
   constexpr int kMaxDevices = 64;
   static std::atomic<double> cached[kMaxDevices];
   int dev = 0;
@@ -194,22 +212,11 @@ double DevicePeakMemoryGbps() {
     cudaGetLastError();  // not this launch's error
     return 0.0;
   }
-  if (dev >= 0 && dev < kMaxDevices) {
-    const double c = cached[dev].load(std::memory_order_relaxed);
-    if (c != 0.0) return c > 0.0 ? c : 0.0;
-  }
-  int khz = 0, bits = 0;
-  double gbps = -1.0;
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) ==
-          cudaSuccess &&
-      cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) ==
-          cudaSuccess &&
-      khz > 0 && bits > 0) {
-    gbps = 2.0 * khz * 1e3 * (bits / 8) * 1e-9;  // double data rate
-  } else {
-    cudaGetLastError();  // a failed query is not the caller's launch error
-  }
-  if (dev >= 0 && dev < kMaxDevices) {
+  if (dev < 0 || dev >= kMaxDevices) return QueryPeakMemoryGbps(dev);
+  double gbps = cached[dev].load(std::memory_order_relaxed);
+  if (gbps == 0.0) {
+    gbps = QueryPeakMemoryGbps(dev);
+    if (gbps == 0.0) gbps = -1.0;
     cached[dev].store(gbps, std::memory_order_relaxed);
   }
   return gbps > 0.0 ? gbps : 0.0;
