@@ -185,13 +185,13 @@ json LayerLine(Runner& r, std::mt19937& rng, int HV, int B) {
       "prologue %.2f pair(%s) %.2f | conv+replay cycle none %.2f auto(%s) "
       "%.2f prologue %.2f pair(%s) %.2f\n",
       HV, B, t.conv, t.packed[0],
-      gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)), t.packed[1],
-      t.packed[2],
+      gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false, peak_gbps)),
+      t.packed[1], t.packed[2],
       gdn::DecodeOverlapName(
           gdn::LayerDecodeOverlapFor(B, HV, false, peak_gbps)),
       t.packed[3], t.replay[0],
-      gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)), t.replay[1],
-      t.replay[2],
+      gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true, peak_gbps)),
+      t.replay[1], t.replay[2],
       gdn::DecodeOverlapName(
           gdn::LayerDecodeOverlapFor(B, HV, true, peak_gbps)),
       t.replay[3]);

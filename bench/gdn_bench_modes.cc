@@ -158,8 +158,9 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
       }
       std::printf(
           "OVERLAP HV=%d B=%d (auto: %s / %s, tiles %s / %s) packed%s\n", HV, B,
-          gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, false)),
-          gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true)),
+          gdn::DecodeOverlapName(
+              gdn::DecodeOverlapFor(B, HV, false, peak_gbps)),
+          gdn::DecodeOverlapName(gdn::DecodeOverlapFor(B, HV, true, peak_gbps)),
           gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, false, peak_gbps)),
           gdn::DecodeTileName(gdn::DecodeTileFor(B, HV, true, peak_gbps)),
           line.c_str());

@@ -126,7 +126,8 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     row.p_spread = Spread(p_autos);
     row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
     row.p_none = row.p_auto;
-    if (gdn::DecodeOverlapFor(B, HV, false) != gdn::DecodeOverlap::kNone) {
+    if (gdn::DecodeOverlapFor(B, HV, false, gdn::DevicePeakMemoryGbps()) !=
+        gdn::DecodeOverlap::kNone) {
       Variant v;
       v.overlap = gdn::DecodeOverlap::kNone;
       row.p_none = packed(v);
@@ -243,7 +244,8 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   {
     // A plain launch: where kAuto launches plainly, the same configuration.
     row.r_none = row.r_auto;
-    if (gdn::DecodeOverlapFor(B, HV, true) != gdn::DecodeOverlap::kNone) {
+    if (gdn::DecodeOverlapFor(B, HV, true, gdn::DevicePeakMemoryGbps()) !=
+        gdn::DecodeOverlap::kNone) {
       Variant v;
       v.overlap = gdn::DecodeOverlap::kNone;
       row.r_none = replay(v, DType::kFp32).cycle_us;

@@ -60,12 +60,19 @@ absl::Status CheckRing(const char* who, const GdnReplayRing& ring) {
 // plain launch: there 8-row tiles with PDL measured 4 % faster in runs 59-60
 // and 3 % slower in run 62's A/B (H200); everywhere else 8-row tiles with the
 // overlap of DecodeOverlapFor were as fast or faster.
-bool PackedWideTileRange(int64_t units) { return units > 128 && units <= 256; }
+// A narrow-memory card (run 110, H100, --tile-table) keeps the 8-row tiles
+// with kLaunch up to 191 pairs (5-7 % faster than 64 rows at 144-160; as
+// kAuto in run 111, -4.6 to -7.7 %) and takes whole heads, launched plainly,
+// at 192-256 (DecodeTileFor).
+bool PackedWideTileRange(int64_t units, double peak_gbps) {
+  return units > (NarrowMemory(peak_gbps) ? 191 : 128) && units <= 256;
+}
 
 // The launch overlap of a step (never kAuto).
 DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay) {
   return p.overlap == DecodeOverlap::kAuto
-             ? DecodeOverlapFor(p.batch, p.num_v_heads, replay)
+             ? DecodeOverlapFor(p.batch, p.num_v_heads, replay,
+                                DevicePeakMemoryGbps())
              : p.overlap;
 }
 
@@ -237,15 +244,14 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
   // in two), 8 rows still best at 16 (16/16 B = 1).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (!replay) {
-    if (!PackedWideTileRange(units)) return DecodeTile::kBv8;
+    if (!PackedWideTileRange(units, peak_gbps)) return DecodeTile::kBv8;
     // In that range (plain launches) a narrow-memory card takes whole heads
     // from 192 pairs on. Run 110 (H100, --tile-table): 128 rows against 64
     // -0.8 to -3.7 % at 192 pairs, -5 to -6 % at 240-256, +1 to +3 % at
     // 144-160; the sweeps' 16/32 B = 8 (256 pairs) -5.9 to -6.3 % in runs 100,
     // 106, 109 and 110. (The H200: -0.8 / -1.5 % there in runs 85 and 104,
     // unchanged.)
-    return NarrowMemory(peak_gbps) && units >= 192 ? DecodeTile::kBv128
-                                                   : DecodeTile::kBv64;
+    return NarrowMemory(peak_gbps) ? DecodeTile::kBv128 : DecodeTile::kBv64;
   }
   if (units <= 16) return DecodeTile::kBv8;
   if (units <= 64) return DecodeTile::kBv32;
@@ -276,7 +282,8 @@ const char* DecodeOverlapName(DecodeOverlap overlap) {
   return "?";
 }
 
-DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
+DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay,
+                               double peak_gbps) {
   // Runs 58-62 (H200, graphs of back-to-back packed steps): PDL with the wait
   // first takes the batch-1 packed step from 3.2 to 2.7 us (32 value heads);
   // up to 2048 (row, value head) pairs it is 0.5-15 % faster with the tiles
@@ -290,7 +297,7 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay) {
   if (replay) {
     return units <= 128 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
   }
-  if (PackedWideTileRange(units)) return DecodeOverlap::kNone;
+  if (PackedWideTileRange(units, peak_gbps)) return DecodeOverlap::kNone;
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
 }
 

@@ -148,8 +148,11 @@ enum class DecodeOverlap : int {
 };
 const char* DecodeOverlapName(DecodeOverlap overlap);
 // The overlap kAuto resolves to (never kAuto) for `rows` decode rows of
-// `num_v_heads` heads, for the packed or the ReplaySSM kernel.
-DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay);
+// `num_v_heads` heads, for the packed or the ReplaySSM kernel, on a device of
+// `peak_gbps` (as DecodeTileFor: the packed step's plain-launch range is
+// narrower on a narrow-memory card).
+DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay,
+                               double peak_gbps);
 
 // Whatever the policy, a ReplaySSM launch loads the checkpoint of its
 // non-flush rows evict-first (read once, never written) and reads and

@@ -260,7 +260,7 @@ void RunPacked(const PackedCase& c, uint32_t seed) {
 // the state before the previous step had written it.
 TEST(PackedDecodeTest, ChainedStepsWithLaunchOverlap) {
   GDN_SKIP_WITHOUT_GPU();
-  ASSERT_EQ(DecodeOverlapFor(1, 32, false), DecodeOverlap::kLaunch);
+  ASSERT_EQ(DecodeOverlapFor(1, 32, false, kH200Gbps), DecodeOverlap::kLaunch);
   uint32_t seed = 170;
   for (DecodeOverlap o : {DecodeOverlap::kLaunch, DecodeOverlap::kAuto}) {
     PackedCase c{32, 1, DecodeTile::kAuto, DType::kBf16, DType::kFp32};
@@ -863,12 +863,15 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   // packed step, except for its 64-row tile (runs 58-62), and up to 128 for
   // ReplaySSM (runs 66-67).
   for (bool replay : {false, true}) {
-    EXPECT_EQ(DecodeOverlapFor(1, 32, replay), DecodeOverlap::kLaunch);
-    EXPECT_EQ(DecodeOverlapFor(8, 16, replay), DecodeOverlap::kLaunch);
-    EXPECT_EQ(DecodeOverlapFor(128, 32, replay), DecodeOverlap::kNone);
+    EXPECT_EQ(DecodeOverlapFor(1, 32, replay, kH200Gbps),
+              DecodeOverlap::kLaunch);
+    EXPECT_EQ(DecodeOverlapFor(8, 16, replay, kH200Gbps),
+              DecodeOverlap::kLaunch);
+    EXPECT_EQ(DecodeOverlapFor(128, 32, replay, kH200Gbps),
+              DecodeOverlap::kNone);
   }
-  EXPECT_EQ(DecodeOverlapFor(64, 32, false), DecodeOverlap::kLaunch);
-  EXPECT_EQ(DecodeOverlapFor(64, 32, true), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(64, 32, false, kH200Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(64, 32, true, kH200Gbps), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeTileFor(8, 32, false, kH200Gbps), DecodeTile::kBv64);
   EXPECT_EQ(DecodeTileFor(1, 16, true, kH200Gbps), DecodeTile::kBv8);
   EXPECT_EQ(DecodeTileFor(1, 32, true, kH200Gbps), DecodeTile::kBv32);
@@ -878,9 +881,9 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   EXPECT_EQ(ReplayCopyOrderFor(2, 16), ReplayCopyOrder::kTileFirst);
   EXPECT_EQ(ReplayCopyOrderFor(1, 48), ReplayCopyOrder::kRingFirst);
   EXPECT_EQ(ReplayCopyOrderFor(8, 16), ReplayCopyOrder::kRingFirst);
-  EXPECT_EQ(DecodeOverlapFor(8, 32, false), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeOverlapFor(8, 32, true), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeOverlapFor(9, 16, true), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(8, 32, false, kH200Gbps), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(8, 32, true, kH200Gbps), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(9, 16, true, kH200Gbps), DecodeOverlap::kNone);
   GdnReplayAdvanceParams a;
   a.batch = 3;
   a.ring_length = 65;
@@ -893,11 +896,12 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
       for (double gbps : {0.0, kH100Gbps, kH200Gbps}) {
         EXPECT_NE(DecodeTileFor(rows, hv, false, gbps), DecodeTile::kAuto);
         EXPECT_NE(DecodeTileFor(rows, hv, true, gbps), DecodeTile::kAuto);
+        EXPECT_NE(DecodeOverlapFor(rows, hv, false, gbps),
+                  DecodeOverlap::kAuto);
+        EXPECT_NE(DecodeOverlapFor(rows, hv, true, gbps), DecodeOverlap::kAuto);
       }
       EXPECT_NE(DecodeStatePolicyFor(rows, hv, false),
                 DecodeStatePolicy::kAuto);
-      EXPECT_NE(DecodeOverlapFor(rows, hv, false), DecodeOverlap::kAuto);
-      EXPECT_NE(DecodeOverlapFor(rows, hv, true), DecodeOverlap::kAuto);
     }
   }
 
@@ -956,13 +960,19 @@ TEST(DecodeParamsTest, TileTablesFollowTheCardsMemory) {
   EXPECT_EQ(DecodeTileFor(129, 16, true, kH100Gbps), DecodeTile::kBv64);
   EXPECT_EQ(DecodeTileFor(128, 32, true, kH100Gbps), DecodeTile::kBv64);
   // The packed step's plain-launch range (129-256 pairs): 64 rows, and on a
-  // narrow-memory card whole heads from 192 pairs on.
+  // narrow-memory card 192-256 pairs only, with whole heads.
   for (double gbps : {0.0, kH200Gbps}) {
     EXPECT_EQ(DecodeTileFor(8, 32, false, gbps), DecodeTile::kBv64);
     EXPECT_EQ(DecodeTileFor(4, 48, false, gbps), DecodeTile::kBv64);
   }
-  EXPECT_EQ(DecodeTileFor(5, 32, false, kH100Gbps), DecodeTile::kBv64);
+  // Below 192 pairs a narrow-memory card keeps 8-row tiles with kLaunch.
+  EXPECT_EQ(DecodeTileFor(5, 32, false, kH200Gbps), DecodeTile::kBv64);
+  EXPECT_EQ(DecodeOverlapFor(5, 32, false, kH200Gbps), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeTileFor(5, 32, false, kH100Gbps), DecodeTile::kBv8);
+  EXPECT_EQ(DecodeOverlapFor(5, 32, false, kH100Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeTileFor(9, 16, false, kH100Gbps), DecodeTile::kBv8);
   EXPECT_EQ(DecodeTileFor(12, 16, false, kH100Gbps), DecodeTile::kBv128);
+  EXPECT_EQ(DecodeOverlapFor(12, 16, false, kH100Gbps), DecodeOverlap::kNone);
   EXPECT_EQ(DecodeTileFor(8, 32, false, kH100Gbps), DecodeTile::kBv128);
   EXPECT_EQ(DecodeTileFor(17, 16, false, kH100Gbps), DecodeTile::kBv8);
   for (int rows : {1, 2, 8, 9, 33, 64, 128, 256, 1024, 4096}) {

@@ -48,10 +48,10 @@ DecodeOverlap LayerDecodeOverlapFor(int rows, int num_v_heads, bool replay,
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (!replay && DecodeTileFor(rows, num_v_heads, false, peak_gbps) ==
                      DecodeTile::kBv128) {
-    return DecodeOverlapFor(rows, num_v_heads, false);
+    return DecodeOverlapFor(rows, num_v_heads, false, peak_gbps);
   }
   if (units <= (replay ? 4096 : 256)) return DecodeOverlap::kPrologue;
-  return DecodeOverlapFor(rows, num_v_heads, replay);
+  return DecodeOverlapFor(rows, num_v_heads, replay, peak_gbps);
 }
 
 absl::Status ValidateLayerDecode(const GdnConvParams& conv,

@@ -218,11 +218,11 @@ TEST(LayerDecodeTest, OverlapRule) {
     EXPECT_EQ(LayerDecodeOverlapFor(1, 32, false, gbps),
               DecodeOverlap::kPrologue);
     EXPECT_EQ(LayerDecodeOverlapFor(9, 32, false, gbps),
-              DecodeOverlapFor(9, 32, false));
+              DecodeOverlapFor(9, 32, false, gbps));
     EXPECT_EQ(LayerDecodeOverlapFor(128, 32, true, gbps),
               DecodeOverlap::kPrologue);
     EXPECT_EQ(LayerDecodeOverlapFor(129, 32, true, gbps),
-              DecodeOverlapFor(129, 32, true));
+              DecodeOverlapFor(129, 32, true, gbps));
     EXPECT_EQ(LayerDecodeOverlapFor(8, 32, true, gbps),
               DecodeOverlap::kPrologue);
     for (int rows : {1, 8, 64, 1024}) {
@@ -237,7 +237,7 @@ TEST(LayerDecodeTest, OverlapRule) {
   EXPECT_EQ(LayerDecodeOverlapFor(8, 32, false, kH200Gbps),
             DecodeOverlap::kPrologue);
   EXPECT_EQ(LayerDecodeOverlapFor(8, 32, false, kH100Gbps),
-            DecodeOverlapFor(8, 32, false));
+            DecodeOverlapFor(8, 32, false, kH100Gbps));
   EXPECT_EQ(LayerDecodeOverlapFor(5, 32, false, kH100Gbps),
             DecodeOverlap::kPrologue);
 }
