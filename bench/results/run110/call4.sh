@@ -1,6 +1,6 @@
 #!/bin/bash
-# Run 110 call 4 (prepared 2026-12-06 in the thirty-seventh session; not run:
-# its calls were refused): on HEAD with the
+# Run 110 call 4 (prepared 2026-12-06 in the thirty-seventh session; not run
+# then: its calls were refused; run 111's call 1 ran it, with narrowpdl): on HEAD with the
 # narrow-memory packed rule (whole heads at 192-256 (row, value head) pairs)
 # and the evict-last rule back as it was, the decode tests of the tables and
 # the packed kernel, then gdn_bench --no-micro --tile-table. Here, before:
