@@ -211,13 +211,15 @@ void TileTable(Runner& r, std::mt19937& rng) {
   };
   // (value heads, batch) in the packed step's wide-tile range
   // (PackedWideTileRange: 129-256 pairs), then around the 2048-pair
-  // boundaries of the packed L2 policy and the ReplaySSM tile.
+  // boundary of the packed L2 policy and the 3072-pair one of the narrow
+  // ReplaySSM tile.
   constexpr std::pair<int, int> kWide[] = {{16, 9}, {16, 12}, {16, 16}, {32, 5},
                                            {32, 6}, {32, 8},  {48, 3},  {48, 4},
                                            {48, 5}, {64, 3},  {64, 4}};
   constexpr std::pair<int, int> kLarge[] = {
-      {16, 64}, {16, 128}, {16, 160}, {16, 192}, {16, 256}, {16, 384},
-      {32, 32}, {32, 64},  {32, 80},  {32, 96},  {32, 128}, {32, 192}};
+      {16, 64},  {16, 128}, {16, 160}, {16, 192}, {16, 224},
+      {16, 256}, {16, 384}, {32, 32},  {32, 64},  {32, 80},
+      {32, 96},  {32, 112}, {32, 128}, {32, 192}};
   for (const auto& [HV, B] : kWide) {
     line("packed", HV, B,
          {Variant(), tile(DecodeTile::kBv8, DecodeOverlap::kLaunch),

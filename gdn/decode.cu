@@ -257,13 +257,15 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
   if (units <= 64) return DecodeTile::kBv32;
   if (units <= 128) return DecodeTile::kBv16;
   if (units <= 512) return DecodeTile::kBv32;
-  // On a narrow-memory card the 32-row tile stays best up to 2048 pairs. Runs
+  // On a narrow-memory card the 32-row tile stays best up to 3072 pairs. Runs
   // 100, 106 and 109 (H100, 3.35 TB/s; every tile timed in the sweep): 32
   // rows against 64 at 1024 pairs -2.3 to -3.6 %, at 2048 -0.5 to -1.6 %, at
-  // 4096 -0.3 to +0.0 % (left at 64). The H200 (runs 85, 104) is 2.2-3.0 %
-  // slower with 32 rows at 1024 pairs and 7-9 % at 2048: it needs the larger
-  // tiles' bytes in flight.
-  if (NarrowMemory(peak_gbps) && units <= 2048) return DecodeTile::kBv32;
+  // 4096 -0.3 to +0.0 % (left at 64); runs 110 and 111 (--tile-table, five
+  // passes) at 2560 pairs -0.3 to -0.6 %, at 3072 -0.2 to -0.5 %, at 6144
+  // +0.1 to +0.3 %. The H200 (runs 85, 104) is 2.2-3.0 % slower with 32 rows
+  // at 1024 pairs and 7-9 % at 2048: it needs the larger tiles' bytes in
+  // flight.
+  if (NarrowMemory(peak_gbps) && units <= 3072) return DecodeTile::kBv32;
   if (units < 32768) return DecodeTile::kBv64;
   return DecodeTile::kBv128;
 }

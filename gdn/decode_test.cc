@@ -943,7 +943,7 @@ GdnReplayParams FakeReplayParams() {
 }
 
 // The tile tables by card: a narrow-memory card (H100) keeps the ReplaySSM
-// 32-row tile up to 2048 (row, value head) pairs, where the H200 (and a card
+// 32-row tile up to 3072 (row, value head) pairs, where the H200 (and a card
 // that reports no bandwidth) takes 64 rows from 513 on, and takes whole heads
 // for the packed step at 192-256 pairs; every other range is the same on both.
 TEST(DecodeParamsTest, TileTablesFollowTheCardsMemory) {
@@ -957,7 +957,9 @@ TEST(DecodeParamsTest, TileTablesFollowTheCardsMemory) {
   EXPECT_EQ(DecodeTileFor(128, 16, true, kH100Gbps), DecodeTile::kBv32);
   EXPECT_EQ(DecodeTileFor(32, 32, true, kH100Gbps), DecodeTile::kBv32);
   EXPECT_EQ(DecodeTileFor(64, 32, true, kH100Gbps), DecodeTile::kBv32);
-  EXPECT_EQ(DecodeTileFor(129, 16, true, kH100Gbps), DecodeTile::kBv64);
+  EXPECT_EQ(DecodeTileFor(192, 16, true, kH100Gbps), DecodeTile::kBv32);
+  EXPECT_EQ(DecodeTileFor(96, 32, true, kH100Gbps), DecodeTile::kBv32);
+  EXPECT_EQ(DecodeTileFor(193, 16, true, kH100Gbps), DecodeTile::kBv64);
   EXPECT_EQ(DecodeTileFor(128, 32, true, kH100Gbps), DecodeTile::kBv64);
   // The packed step's plain-launch range (129-256 pairs): 64 rows, and on a
   // narrow-memory card 192-256 pairs only, with whole heads.
@@ -981,7 +983,7 @@ TEST(DecodeParamsTest, TileTablesFollowTheCardsMemory) {
         EXPECT_EQ(DecodeTileFor(rows, hv, false, kH100Gbps),
                   DecodeTileFor(rows, hv, false, kH200Gbps));
       }
-      if (rows * hv <= 512 || rows * hv > 2048) {
+      if (rows * hv <= 512 || rows * hv > 3072) {
         EXPECT_EQ(DecodeTileFor(rows, hv, true, kH100Gbps),
                   DecodeTileFor(rows, hv, true, kH200Gbps));
       }
