@@ -48,8 +48,9 @@
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
-//   batch 1-512, then the conv update alone at B = 256 and 1024; the full
-//   run measures B = 1, 8, 64 of the first.
+//   batch 1-512 (with 16/32 B = 5 and 16/16 B = 9), then the conv update
+//   alone at B = 256 and 1024; the full run measures B = 1, 8, 64 of the
+//   first.
 // --prefill: only the chunked prefill lines (both routes), as in a full run:
 //   µs per layer, M tok/s, the rate of the chunk algebra's fp32 products and
 //   of the substitution (bench/prefill_work.h), the two-pass route's share of
@@ -205,9 +206,11 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (o.layer) {
-    for (int HV : {32, 16}) {
-      for (int B : {1, 8, 32, 64, 128, 256, 512}) LayerLine(r, rng, HV, B);
-    }
+    // B = 5 (16/32) and 9 (16/16): 144-160 (row, value head) pairs, where a
+    // narrow-memory card's packed step takes 8-row tiles and the H200's
+    // 64-row tiles (DecodeTileFor), both paired with kPrologue.
+    for (int B : {1, 5, 8, 32, 64, 128, 256, 512}) LayerLine(r, rng, 32, B);
+    for (int B : {1, 8, 9, 32, 64, 128, 256, 512}) LayerLine(r, rng, 16, B);
     for (int HV : {32, 16}) {
       for (int B : {256, 1024}) BenchConvDecode(r, HV, B);
     }
