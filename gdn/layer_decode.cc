@@ -44,12 +44,18 @@ DecodeOverlap LayerDecodeOverlapFor(int rows, int num_v_heads, bool replay,
   // pairs (-0.3 to -0.9 us); at 512-2048 packed pairs it was level with or
   // slower than kLaunch. The packed step's whole-head tile (a narrow-memory
   // card at 192-256 pairs) was measured faster with a plain launch only: with
-  // kLaunch it lost 15-25 % at 240-256 pairs (run 110's --tile-table).
+  // kLaunch it lost 15-25 % at 240-256 pairs (run 110's --tile-table). On a
+  // narrow-memory card kPrologue stays the ReplaySSM step's fastest launch
+  // past 4096 pairs too: run 111 (H100, two calls) measured it against the
+  // plain launch -0.7 to -0.9 % at 8192 pairs (16/32 B = 256, 16/16 B = 512)
+  // and -0.3 / -0.4 % at 16384 (16/32 B = 512), where the H200 was mixed
+  // (run 70: +1.1, +0.1 and -1.2 %).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (!replay && DecodeTileFor(rows, num_v_heads, false, peak_gbps) ==
                      DecodeTile::kBv128) {
     return DecodeOverlapFor(rows, num_v_heads, false, peak_gbps);
   }
+  if (replay && NarrowMemory(peak_gbps)) return DecodeOverlap::kPrologue;
   if (units <= (replay ? 4096 : 256)) return DecodeOverlap::kPrologue;
   return DecodeOverlapFor(rows, num_v_heads, replay, peak_gbps);
 }

@@ -30,9 +30,10 @@ namespace rollout::gdn {
 // in graphs (docs/benchmarks/gdn_history.md, runs 68-70): kPrologue takes one
 // layer's batch-1 decode kernels from 5.2 to 4.4 us (packed, 32 value heads)
 // and from 5.5 to 4.7 us (ReplaySSM cycle); the packed step gains up to 256
-// (row, value head) pairs, the ReplaySSM step up to 4096. Elsewhere, and
-// where the packed step takes whole heads (DecodeTileFor on a narrow-memory
-// card, `peak_gbps` as there), the decode step's own rule (DecodeOverlapFor).
+// (row, value head) pairs, the ReplaySSM step up to 4096 (on a narrow-memory
+// card at every size: run 111, H100). Elsewhere, and where the packed step
+// takes whole heads (DecodeTileFor on a narrow-memory card, `peak_gbps` as
+// there), the decode step's own rule (DecodeOverlapFor).
 DecodeOverlap LayerDecodeOverlapFor(int rows, int num_v_heads, bool replay,
                                     double peak_gbps);
 

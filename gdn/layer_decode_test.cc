@@ -221,8 +221,6 @@ TEST(LayerDecodeTest, OverlapRule) {
               DecodeOverlapFor(9, 32, false, gbps));
     EXPECT_EQ(LayerDecodeOverlapFor(128, 32, true, gbps),
               DecodeOverlap::kPrologue);
-    EXPECT_EQ(LayerDecodeOverlapFor(129, 32, true, gbps),
-              DecodeOverlapFor(129, 32, true, gbps));
     EXPECT_EQ(LayerDecodeOverlapFor(8, 32, true, gbps),
               DecodeOverlap::kPrologue);
     for (int rows : {1, 8, 64, 1024}) {
@@ -239,6 +237,18 @@ TEST(LayerDecodeTest, OverlapRule) {
   EXPECT_EQ(LayerDecodeOverlapFor(8, 32, false, kH100Gbps),
             DecodeOverlapFor(8, 32, false, kH100Gbps));
   EXPECT_EQ(LayerDecodeOverlapFor(5, 32, false, kH100Gbps),
+            DecodeOverlap::kPrologue);
+  // Past 4096 ReplaySSM pairs: the step's own launch on the H200 (and a card
+  // that reports no bandwidth), kPrologue on a narrow-memory card.
+  for (double gbps : {0.0, kH200Gbps}) {
+    EXPECT_EQ(LayerDecodeOverlapFor(129, 32, true, gbps),
+              DecodeOverlapFor(129, 32, true, gbps));
+    EXPECT_EQ(LayerDecodeOverlapFor(512, 32, true, gbps),
+              DecodeOverlapFor(512, 32, true, gbps));
+  }
+  EXPECT_EQ(LayerDecodeOverlapFor(129, 32, true, kH100Gbps),
+            DecodeOverlap::kPrologue);
+  EXPECT_EQ(LayerDecodeOverlapFor(512, 32, true, kH100Gbps),
             DecodeOverlap::kPrologue);
 }
 
