@@ -261,7 +261,7 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
   // 100, 106 and 109 (H100, 3.35 TB/s; every tile timed in the sweep): 32
   // rows against 64 at 1024 pairs -2.3 to -3.6 %, at 2048 -0.5 to -1.6 %, at
   // 4096 -0.3 to +0.0 % (left at 64); runs 110 and 111 (--tile-table, five
-  // passes) at 2560 pairs -0.3 to -0.6 %, at 3072 -0.2 to -0.5 %, at 6144
+  // passes) at 2560 pairs -0.2 to -0.8 %, at 3072 -0.25 to -0.7 %, at 6144
   // +0.1 to +0.3 %. The H200 (runs 85, 104) is 2.2-3.0 % slower with 32 rows
   // at 1024 pairs and 7-9 % at 2048: it needs the larger tiles' bytes in
   // flight.
