@@ -22,6 +22,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   row.hv = HV;
   row.batch = B;
   const double pb = PackedBytes(st, B);
+  const double peak_gbps = gdn::DevicePeakMemoryGbps();  // kAuto's tables
   // Every record carries the wall-clock time its measurement ended (Unix
   // seconds): the GPU's clock and power samples of the documented run
   // (smi.csv, bench/clock_trace.py) line up with it.
@@ -126,7 +127,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
     row.p_spread = Spread(p_autos);
     row.p_pct = 100.0 * pb / (row.p_auto * 1e-6) / 1e9 / ceil.copy_gbps;
     row.p_none = row.p_auto;
-    if (gdn::DecodeOverlapFor(B, HV, false, gdn::DevicePeakMemoryGbps()) !=
+    if (gdn::DecodeOverlapFor(B, HV, false, peak_gbps) !=
         gdn::DecodeOverlap::kNone) {
       Variant v;
       v.overlap = gdn::DecodeOverlap::kNone;
@@ -244,7 +245,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   {
     // A plain launch: where kAuto launches plainly, the same configuration.
     row.r_none = row.r_auto;
-    if (gdn::DecodeOverlapFor(B, HV, true, gdn::DevicePeakMemoryGbps()) !=
+    if (gdn::DecodeOverlapFor(B, HV, true, peak_gbps) !=
         gdn::DecodeOverlap::kNone) {
       Variant v;
       v.overlap = gdn::DecodeOverlap::kNone;
