@@ -50,6 +50,9 @@ pending_set() {
       # regdots (thirty-first session: tile first, the coefficient dots read
       # their k rows from global memory) was rejected in run 105, its patch is
       # in bench/results/run105.
+      # bulk (thirty-ninth session: the batch-1 two-warp tiles' state tile as
+      # one bulk copy on an mbarrier) was rejected in run 112, its patch is in
+      # bench/results/run112.
       variants=(kpf coefmma)
       tested=" coefmma "
       ;;
