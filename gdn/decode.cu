@@ -68,11 +68,19 @@ bool PackedWideTileRange(int64_t units, double peak_gbps) {
   return units > (NarrowMemory(peak_gbps) ? 191 : 128) && units <= 256;
 }
 
-// The launch overlap of a step (never kAuto).
-DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay) {
+// The card's peak DRAM bandwidth for a step's kAuto rules, asked once per
+// launch and only when the tile or the overlap is kAuto (0 otherwise: unused).
+double PeakGbpsFor(const GdnDecodeParams& p) {
+  return p.overlap == DecodeOverlap::kAuto || p.tile == DecodeTile::kAuto
+             ? DevicePeakMemoryGbps()
+             : 0.0;
+}
+
+// The launch overlap of a step (never kAuto) on a card of `peak_gbps`.
+DecodeOverlap OverlapOf(const GdnDecodeParams& p, bool replay,
+                        double peak_gbps) {
   return p.overlap == DecodeOverlap::kAuto
-             ? DecodeOverlapFor(p.batch, p.num_v_heads, replay,
-                                DevicePeakMemoryGbps())
+             ? DecodeOverlapFor(p.batch, p.num_v_heads, replay, peak_gbps)
              : p.overlap;
 }
 
@@ -122,10 +130,10 @@ int CacheOf(const GdnDecodeParams& p, bool replay) {
   return p.stream_stores ? internal::kCacheStreamStores : internal::kCachePlain;
 }
 
-DecodeTile Resolve(DecodeTile tile, int rows, int hv, bool replay) {
-  return tile == DecodeTile::kAuto
-             ? DecodeTileFor(rows, hv, replay, DevicePeakMemoryGbps())
-             : tile;
+DecodeTile Resolve(DecodeTile tile, int rows, int hv, bool replay,
+                   double peak_gbps) {
+  return tile == DecodeTile::kAuto ? DecodeTileFor(rows, hv, replay, peak_gbps)
+                                   : tile;
 }
 
 absl::Status Launched(cudaError_t pre, const char* what) {
@@ -470,21 +478,23 @@ absl::Status LaunchGdnPackedDecode(const GdnDecodeParams& params,
                                    cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.batch == 0) return absl::OkStatus();
-  const DecodeOverlap overlap = OverlapOf(params, false);
+  const double peak_gbps = PeakGbpsFor(params);
+  const DecodeOverlap overlap = OverlapOf(params, false, peak_gbps);
   DecodeArgs a = BaseArgs(params, overlap);
   a.cache = CacheOf(params, false);
-  return Launched(
-      internal::LaunchPackedDecodeKernel(
-          Resolve(params.tile, params.batch, params.num_v_heads, false), a,
-          stream, overlap != DecodeOverlap::kNone),
-      "LaunchGdnPackedDecode");
+  return Launched(internal::LaunchPackedDecodeKernel(
+                      Resolve(params.tile, params.batch, params.num_v_heads,
+                              false, peak_gbps),
+                      a, stream, overlap != DecodeOverlap::kNone),
+                  "LaunchGdnPackedDecode");
 }
 
 absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
                                    cudaStream_t stream) {
   if (absl::Status s = params.Validate(); !s.ok()) return s;
   if (params.step.batch == 0) return absl::OkStatus();
-  const DecodeOverlap overlap = OverlapOf(params.step, true);
+  const double peak_gbps = PeakGbpsFor(params.step);
+  const DecodeOverlap overlap = OverlapOf(params.step, true, peak_gbps);
   DecodeArgs a = BaseArgs(params.step, overlap);
   a.cache = CacheOf(params.step, true);
   SetRing(params.ring, params.ring_indices, params.write_pos, &a);
@@ -499,10 +509,11 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   }
   // The precomputed route's kAuto tile is bv64 (run 8: best at every batch
   // from 32 x 16 pairs on; bv128 lost 3-10 %).
-  const DecodeTile tile = precomputed && params.step.tile == DecodeTile::kAuto
-                              ? DecodeTile::kBv64
-                              : Resolve(params.step.tile, params.step.batch,
-                                        params.step.num_v_heads, true);
+  const DecodeTile tile =
+      precomputed && params.step.tile == DecodeTile::kAuto
+          ? DecodeTile::kBv64
+          : Resolve(params.step.tile, params.step.batch,
+                    params.step.num_v_heads, true, peak_gbps);
   // The precomputed route's staged fp32 flush folds only staged entries
   // (decode_kernel.cuh): rings longer than kStageJ + 1 are not staged there.
   const bool bf16 = params.ring.dtype == DType::kBf16;
