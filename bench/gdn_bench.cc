@@ -37,7 +37,8 @@
 // --profile[=HV/B]: a few plain launches for ncu (no timing; default 32/256).
 // --overlap: the launch overlaps (gdn::DecodeOverlap) side by side at batch
 //   1-64: packed (auto tile and bv8), ReplaySSM cycles (auto tile and
-//   bv8-bv32; plain launch and kLaunch).
+//   bv8-bv32; plain launch and kLaunch, kPrologue with the auto tile); at
+//   B = 128 and 256 the auto tiles only.
 // --flush-cost: the parts of a small-batch ReplaySSM cycle: at B = 1 and 8,
 //   the packed step, the non-flush step by ring fill and the flush by the
 //   entries it folds (forced flushes), each back to back in a graph.

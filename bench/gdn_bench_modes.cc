@@ -122,12 +122,15 @@ void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok) {
 }
 
 // --overlap: each launch overlap forced at small batches, where the launch
-// latency is a large part of a call (the evidence of DecodeOverlapFor).
+// latency is a large part of a call (the evidence of DecodeOverlapFor), and
+// with kAuto's tiles at B = 128 and 256 (2048-8192 (row, value head) pairs:
+// the range where run 113's kPrologue ReplaySSM steps, R.pdl, ran 1-3 %
+// faster on an H200 than kAuto's plain launch).
 void OverlapSweep(Runner& r, std::mt19937& rng) {
   using gdn::DecodeOverlap;
   const double peak_gbps = gdn::DevicePeakMemoryGbps();  // the tile tables
   for (int HV : {32, 16}) {
-    for (int B : {1, 2, 4, 8, 16, 32, 64}) {
+    for (int B : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
       Setup st = MakeSetup(HV, B, r.s, rng);
       st.AllocRing(DType::kFp32, r.s);
       std::string line;
@@ -136,7 +139,17 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
         std::snprintf(buf, sizeof(buf), " %s %.2f", what, us);
         line += buf;
       };
-      for (DecodeTile tile : {DecodeTile::kAuto, DecodeTile::kBv8}) {
+      // Small tiles forced only where a batch is small enough to take them.
+      const bool small = B <= 64;
+      std::vector<DecodeTile> packed_tiles = {DecodeTile::kAuto};
+      std::vector<DecodeTile> replay_tiles = {DecodeTile::kAuto};
+      if (small) {
+        packed_tiles.push_back(DecodeTile::kBv8);
+        replay_tiles.insert(
+            replay_tiles.end(),
+            {DecodeTile::kBv8, DecodeTile::kBv16, DecodeTile::kBv32});
+      }
+      for (DecodeTile tile : packed_tiles) {
         for (DecodeOverlap ov : {DecodeOverlap::kNone, DecodeOverlap::kLaunch,
                                  DecodeOverlap::kPrologue}) {
           Variant v;
@@ -146,10 +159,12 @@ void OverlapSweep(Runner& r, std::mt19937& rng) {
         }
       }
       line += " | replay";
-      for (DecodeTile tile : {DecodeTile::kAuto, DecodeTile::kBv8,
-                              DecodeTile::kBv16, DecodeTile::kBv32}) {
-        for (DecodeOverlap ov :
-             {DecodeOverlap::kNone, DecodeOverlap::kLaunch}) {
+      for (DecodeTile tile : replay_tiles) {
+        for (DecodeOverlap ov : {DecodeOverlap::kNone, DecodeOverlap::kLaunch,
+                                 DecodeOverlap::kPrologue}) {
+          if (ov == DecodeOverlap::kPrologue && tile != DecodeTile::kAuto) {
+            continue;
+          }
           Variant v;
           v.tile = tile;
           v.overlap = ov;

@@ -18,7 +18,8 @@ namespace rollout::bench {
 void ReplayOnly(Runner& r, std::mt19937& rng, bool pdl_ok);
 
 // --overlap: each launch overlap forced at small batches, where the launch
-// latency is a large part of a call (the evidence of DecodeOverlapFor).
+// latency is a large part of a call (the evidence of DecodeOverlapFor), and
+// with kAuto's tiles at B = 128 and 256.
 void OverlapSweep(Runner& r, std::mt19937& rng);
 
 // --tile-table: the kAuto tile boundaries that depend on the card

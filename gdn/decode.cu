@@ -301,11 +301,17 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay,
   // (PackedWideTileRange: 4 warps in one partial wave, 20-25 % slower under
   // PDL). From 4096 pairs on it is level or slower (16/32 B = 512: +2.5-4.5
   // %). The ReplaySSM step gains up to 128 pairs (batch 1: -0.35 to -0.5 us)
-  // and loses 0.1-0.4 us at 256-2048, both after a decode step (run 66) and
-  // after the conv update, as in a layer (run 67).
+  // and lost 0.1-0.4 us at 256-2048, both after a decode step (run 66) and
+  // after the conv update, as in a layer (run 67). On HEAD's kernels (run
+  // 114, H200, gdn_bench --overlap, two passes) it gains at 256 pairs too
+  // (-2.4 to -3.0 %) and at 512 (-1.1 to -1.5 %), is level at 1024-2048
+  // (-0.2 to +0.4 %) and loses from 4096 (+0.3 to +1.4 %). A narrow-memory
+  // card keeps the old range: no H100 has timed the new one.
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
   if (replay) {
-    return units <= 128 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;
+    return units <= (NarrowMemory(peak_gbps) ? 128 : 512)
+               ? DecodeOverlap::kLaunch
+               : DecodeOverlap::kNone;
   }
   if (PackedWideTileRange(units, peak_gbps)) return DecodeOverlap::kNone;
   return units <= 2048 ? DecodeOverlap::kLaunch : DecodeOverlap::kNone;

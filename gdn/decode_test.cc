@@ -860,8 +860,8 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   p.num_k_heads = 16;
   EXPECT_FALSE(p.Validate().ok());
   // PDL with the wait first up to 2048 (row, value head) pairs for the
-  // packed step, except for its 64-row tile (runs 58-62), and up to 128 for
-  // ReplaySSM (runs 66-67).
+  // packed step, except for its 64-row tile (runs 58-62), and up to 512 for
+  // ReplaySSM (run 114; 128 on a narrow-memory card, runs 66-67).
   for (bool replay : {false, true}) {
     EXPECT_EQ(DecodeOverlapFor(1, 32, replay, kH200Gbps),
               DecodeOverlap::kLaunch);
@@ -882,8 +882,12 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   EXPECT_EQ(ReplayCopyOrderFor(1, 48), ReplayCopyOrder::kRingFirst);
   EXPECT_EQ(ReplayCopyOrderFor(8, 16), ReplayCopyOrder::kRingFirst);
   EXPECT_EQ(DecodeOverlapFor(8, 32, false, kH200Gbps), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeOverlapFor(8, 32, true, kH200Gbps), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeOverlapFor(9, 16, true, kH200Gbps), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(8, 32, true, kH200Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(32, 16, true, kH200Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(33, 16, true, kH200Gbps), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(8, 32, true, kH100Gbps), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(8, 16, true, kH100Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(9, 16, true, kH100Gbps), DecodeOverlap::kNone);
   GdnReplayAdvanceParams a;
   a.batch = 3;
   a.ring_length = 65;
