@@ -149,8 +149,9 @@ enum class DecodeOverlap : int {
 const char* DecodeOverlapName(DecodeOverlap overlap);
 // The overlap kAuto resolves to (never kAuto) for `rows` decode rows of
 // `num_v_heads` heads, for the packed or the ReplaySSM kernel, on a device of
-// `peak_gbps` (as DecodeTileFor: the packed step's plain-launch range is
-// narrower on a narrow-memory card).
+// `peak_gbps` (as DecodeTileFor: on a narrow-memory card the packed step's
+// plain-launch range is narrower, and the ReplaySSM step takes kLaunch up to
+// 128 (row, value head) pairs instead of 512).
 DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay,
                                double peak_gbps);
 
