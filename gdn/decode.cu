@@ -302,7 +302,7 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay,
   // PDL). From 4096 pairs on it is level or slower (16/32 B = 512: +2.5-4.5
   // %). The ReplaySSM step gains up to 128 pairs (batch 1: -0.35 to -0.5 us)
   // and lost 0.1-0.4 us at 256-2048, both after a decode step (run 66) and
-  // after the conv update, as in a layer (run 67). On HEAD's kernels (run
+  // after the conv update, as in a layer (run 67). On 5574a0b's kernels (run
   // 114, H200, gdn_bench --overlap, two passes) it gains at 256 pairs too
   // (-2.4 to -3.0 %) and at 512 (-1.1 to -1.5 %), is level at 1024-2048
   // (-0.2 to +0.4 %) and loses from 4096 (+0.3 to +1.4 %). A narrow-memory
