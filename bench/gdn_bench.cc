@@ -27,9 +27,13 @@
 // in the same run. Effective bandwidth counts the algorithmic minimum bytes:
 // fp32 state read (+ write), ring reads/appends, q|k|v, a, b in and o out.
 //
-//   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--explore]
-//             [--profile[=HV/B]] [--replay-only] [--overlap] [--flush-cost]
-//             [--tile-table] [--layer] [--bounds] [--prefill] [--ceilings]
+//   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--batches=B,...]
+//             [--explore] [--profile[=HV/B]] [--replay-only] [--overlap]
+//             [--flush-cost] [--tile-table] [--layer] [--bounds] [--prefill]
+//             [--ceilings]
+// --batches=B[,B...]: the full sweep (the decode table) at these batches
+//   instead of 1, 8, 32, 64, 128, 256, 512, 1024 (each 1-4096), e.g. between
+//   the documented ones to tell a fixed cost per step from wave quantisation.
 // --micro: only the memory-pattern microbenchmarks (rmw_micro.h).
 // --ceilings: only the ceilings (each allocation's copy rates) and the
 //   batch-1 floors, the ReplaySSM bounds at those ceilings (a few seconds).
@@ -182,8 +186,9 @@ int Main(int argc, char** argv) {
   }
   std::mt19937 rng(1234);
   const std::vector<int> batches =
-      o.quick ? std::vector<int>{1, 256}
-              : std::vector<int>{1, 8, 32, 64, 128, 256, 512, 1024};
+      !o.batches.empty() ? o.batches
+      : o.quick          ? std::vector<int>{1, 256}
+                         : std::vector<int>{1, 8, 32, 64, 128, 256, 512, 1024};
   const bool pdl_ok = ProbePdl(r, rng);
   out["pdl_ok"] = pdl_ok;
   if (o.replay_only) {

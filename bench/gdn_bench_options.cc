@@ -1,8 +1,34 @@
 #include "bench/gdn_bench_options.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace rollout::bench {
+namespace {
+
+// Parses "B[,B...]" (each 1..kMaxSweepBatch) into *out; false on anything
+// else (an empty item, a sign, trailing characters).
+bool ParseBatches(const std::string& list, std::vector<int>* out) {
+  out->clear();
+  size_t pos = 0;
+  while (true) {
+    const size_t end = list.find(',', pos);
+    const std::string item = list.substr(pos, end - pos);
+    if (item.empty() || item.size() > 4 ||
+        item.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    const int b = std::atoi(item.c_str());
+    if (b < 1 || b > kMaxSweepBatch) return false;
+    out->push_back(b);
+    if (end == std::string::npos) return true;
+    pos = end + 1;
+  }
+}
+
+}  // namespace
 
 // False (after printing the usage) on an unknown argument.
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -31,6 +57,14 @@ bool ParseArgs(int argc, char** argv, Options* o) {
                      "(HV a multiple of 16, B > 0)\n");
         return false;
       }
+    } else if (a.rfind("--batches=", 0) == 0) {
+      if (!ParseBatches(a.substr(10), &o->batches)) {
+        std::fprintf(stderr,
+                     "gdn_bench: --batches=B[,B...], each 1-%d, e.g. "
+                     "--batches=96,128,160\n",
+                     kMaxSweepBatch);
+        return false;
+      }
     } else if (a == "--replay-only") {
       o->replay_only = true;
     } else if (a == "--overlap") {
@@ -50,7 +84,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     } else {
       std::fprintf(stderr,
                    "usage: gdn_bench [--json=PATH] [--quick] [--micro] "
-                   "[--no-micro] [--explore] [--profile[=HV/B]] "
+                   "[--no-micro] [--batches=B,...] [--explore] "
+                   "[--profile[=HV/B]] "
                    "[--replay-only] [--overlap] [--flush-cost] [--tile-table] "
                    "[--layer] [--bounds] [--prefill] [--ceilings]\n");
       return false;
