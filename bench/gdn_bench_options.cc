@@ -1,31 +1,32 @@
 #include "bench/gdn_bench_options.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 
 namespace rollout::bench {
 namespace {
 
 // Parses "B[,B...]" (each 1..kMaxSweepBatch) into *out; false on anything
-// else (an empty item, a sign, trailing characters).
-bool ParseBatches(const std::string& list, std::vector<int>* out) {
+// else. Items must be digits only: SimpleAtoi alone would also take a sign
+// and surrounding spaces.
+bool ParseBatches(absl::string_view list, std::vector<int>* out) {
   out->clear();
-  size_t pos = 0;
-  while (true) {
-    const size_t end = list.find(',', pos);
-    const std::string item = list.substr(pos, end - pos);
-    if (item.empty() || item.size() > 4 ||
-        item.find_first_not_of("0123456789") != std::string::npos) {
+  for (absl::string_view item : absl::StrSplit(list, ',')) {
+    int b = 0;
+    if (item.empty() || !absl::c_all_of(item, absl::ascii_isdigit) ||
+        !absl::SimpleAtoi(item, &b) || b < 1 || b > kMaxSweepBatch) {
       return false;
     }
-    const int b = std::atoi(item.c_str());
-    if (b < 1 || b > kMaxSweepBatch) return false;
     out->push_back(b);
-    if (end == std::string::npos) return true;
-    pos = end + 1;
   }
+  return true;
 }
 
 }  // namespace
@@ -58,7 +59,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
         return false;
       }
     } else if (a.rfind("--batches=", 0) == 0) {
-      if (!ParseBatches(a.substr(10), &o->batches)) {
+      if (!ParseBatches(absl::string_view(a).substr(10), &o->batches)) {
         std::fprintf(stderr,
                      "gdn_bench: --batches=B[,B...], each 1-%d, e.g. "
                      "--batches=96,128,160\n",
