@@ -7,9 +7,10 @@
 # path (decode and layer_decode tests, run 114's overlap sweep: does a
 # narrow-memory card gain from kLaunch at 256-512 ReplaySSM pairs too?).
 # Then, on either card, the decode table at B = 64-256 in steps of 32
-# (gdn_bench --batches, ~30 s): is the 16/16 non-flush step's ~4 us fixed
-# cost per step (docs/benchmarks/gdn_history.md, "Forty-first session") a
-# constant or wave quantisation? Here, before:
+# (gdn_bench --batches, ~30 s): are the ReplaySSM steps' fixed costs per
+# step (~0.7 us over the packed step's non-flush, ~5 us flush:
+# docs/benchmarks/gdn_history.md, "Forty-first session") a constant or wave
+# quantisation? Here, before:
 #   tools/device_pack.sh --gzip                       # bin (HEAD)
 #   git apply bench/results/pending/decode/coefmma.patch
 #   tools/device_pack.sh --gzip --into coefmma //bench:gdn_bench //gdn:decode_test
