@@ -124,8 +124,9 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay);
 // packed steps at one decode row of 32 value heads, kLaunch takes 2.7 instead
 // of 3.2 us per call; up to 2048 (row, value head) pairs it is 0.5-15 % faster
 // with the tiles DecodeTileFor picks (but not with the packed step's 64-row
-// tile at 129-256 pairs); above, level or slower. The ReplaySSM step gains only
-// up to 128 pairs. After the conv update (gdn/conv.h, which lets its
+// tile at 129-256 pairs); above, level or slower. The ReplaySSM step, on
+// 5574a0b's kernels, gains up to 512 pairs (up to 2048 on a narrow-memory
+// card: runs 114-115). After the conv update (gdn/conv.h, which lets its
 // dependents launch as it starts), as in a layer, kLaunch saves 0.3-0.5 us;
 // gdn/layer_decode.h launches that pair with kPrologue where it is faster
 // still (its contract holds after the conv kernel).
@@ -151,7 +152,7 @@ const char* DecodeOverlapName(DecodeOverlap overlap);
 // `num_v_heads` heads, for the packed or the ReplaySSM kernel, on a device of
 // `peak_gbps` (as DecodeTileFor: on a narrow-memory card the packed step's
 // plain-launch range is narrower, and the ReplaySSM step takes kLaunch up to
-// 128 (row, value head) pairs instead of 512).
+// 2048 (row, value head) pairs instead of 512).
 DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay,
                                double peak_gbps);
 

@@ -885,9 +885,12 @@ TEST(DecodeParamsTest, ValidateRejectsBadShapes) {
   EXPECT_EQ(DecodeOverlapFor(8, 32, true, kH200Gbps), DecodeOverlap::kLaunch);
   EXPECT_EQ(DecodeOverlapFor(32, 16, true, kH200Gbps), DecodeOverlap::kLaunch);
   EXPECT_EQ(DecodeOverlapFor(33, 16, true, kH200Gbps), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeOverlapFor(8, 32, true, kH100Gbps), DecodeOverlap::kNone);
-  EXPECT_EQ(DecodeOverlapFor(8, 16, true, kH100Gbps), DecodeOverlap::kLaunch);
-  EXPECT_EQ(DecodeOverlapFor(9, 16, true, kH100Gbps), DecodeOverlap::kNone);
+  // A narrow-memory card's ReplaySSM step: kLaunch up to 2048 pairs.
+  EXPECT_EQ(DecodeOverlapFor(8, 32, true, kH100Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(64, 32, true, kH100Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(65, 32, true, kH100Gbps), DecodeOverlap::kNone);
+  EXPECT_EQ(DecodeOverlapFor(128, 16, true, kH100Gbps), DecodeOverlap::kLaunch);
+  EXPECT_EQ(DecodeOverlapFor(129, 16, true, kH100Gbps), DecodeOverlap::kNone);
   GdnReplayAdvanceParams a;
   a.batch = 3;
   a.ring_length = 65;

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Run 116 call 1 (forty-second session). H200 only (any other card: exit 3 at
+# once; run 115 did an H100's share): first the decode table at B = 64-256 in
+# steps of 32 (gdn_bench --batches, ~40 s): on the H200, are the ReplaySSM
+# steps' fixed costs per step (docs/benchmarks/gdn_history.md, "Forty-first
+# session") a constant, wave quantisation, or a change of slope as on the
+# H100 (run 115)? Then the documented run on HEAD (~240 s: the record), with
+# no A/B (the session's device time allows none). Here, before:
+#   tools/device_pack.sh --gzip                       # bin (HEAD)
+#   bash bench/results/pending/carry.sh               # bin and lib
+# then the run tool (carry [".device"], kind nvidia-h200, timeout 420) runs
+# this file. LIMIT (default 360 s) bounds the documented run's part.
+cd "$(dirname "$0")/../../.." || exit 2
+out=${OUT:-/tmp}
+t0=$SECONDS
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
+echo "card: $gpu"
+[[ "$gpu" == *H200* ]] || exit 3
+bash bench/unpack_device.sh > /dev/null 2>&1 || exit 2
+export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
+rc=0
+timeout 90 .device/bin/gdn_bench --no-micro --batches=64,96,128,160,192,224,256 \
+  --json="$out/batches.json" > "$out/batches.log" 2>&1
+brc=$?
+[ $brc -eq 0 ] || rc=1
+echo "== gdn_bench --batches rc=$brc ($((SECONDS - t0)) s)"
+sed -n '/^== GDN decode/,$p' "$out/batches.log" | cut -c1-120 | head -18
+left=$((${LIMIT:-360} - (SECONDS - t0)))
+OUT="$out" bash bench/results/pending/h200_call.sh --h200-only --limit "$left" \
+  bin || rc=1
+exit $rc
