@@ -1,5 +1,6 @@
 #!/bin/bash
-# Run 116 call 1 (forty-second session). H200 only (any other card: exit 3 at
+# Run 117 call 1 (prepared in the forty-second session as run 116's; run 116
+# became the forty-third session's pf A/B on an H100). H200 only (any other card: exit 3 at
 # once; run 115 did an H100's share): first the decode table at B = 64-256 in
 # steps of 32 (gdn_bench --batches, ~40 s): on the H200, are the ReplaySSM
 # steps' fixed costs per step (docs/benchmarks/gdn_history.md, "Forty-first
