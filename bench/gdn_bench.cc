@@ -49,7 +49,8 @@
 // --tile-table: the kAuto tiles that depend on the card's peak DRAM
 //   bandwidth, each beside the alternatives around their boundaries: the
 //   packed step's tiles at 144-256 (row, value head) pairs, the ReplaySSM
-//   32- and 64-row tiles and the packed step's L2 policies at 1024-6144.
+//   32- and 64-row tiles and the packed step's L2 policies at 1024-6144,
+//   then the ReplaySSM flush's L2 policy (plain, evict-last) at B = 128-1024.
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at

@@ -254,6 +254,34 @@ void TileTable(Runner& r, std::mt19937& rng) {
     line("replay", HV, B,
          {Variant(), tile(DecodeTile::kBv32), tile(DecodeTile::kBv64)}, true);
   }
+  // The ReplaySSM step's L2 policy (DecodeStatePolicyFor: plain). It sets
+  // only the flush rows' state traffic (the non-flush rows read the
+  // checkpoint evict-first), so the flush is printed apart: one flush in L
+  // steps weighs 1/16 of a cycle, below a single cycle's noise. Plain and
+  // evict-last alternate twice (run 110's order effect, above).
+  for (int HV : {32, 16}) {
+    for (int B : {128, 256, 512, 1024}) {
+      Setup st = MakeSetup(HV, B, r.s, rng);
+      st.AllocRing(DType::kFp32, r.s);
+      std::string text;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (DecodeStatePolicy pol :
+             {DecodeStatePolicy::kDefault, DecodeStatePolicy::kEvictLast}) {
+          const Variant v = policy(pol);
+          const Runner::Cycle t = r.Replay(st, v);
+          char buf[96];
+          std::snprintf(buf, sizeof(buf), " %s %.2f/%.2f/%.2f",
+                        v.Name().c_str(), t.cycle_us, t.nonflush_us,
+                        t.flush_us);
+          text += buf;
+        }
+      }
+      std::printf("FLUSHPOLICY HV=%d B=%d (cycle/non-flush/flush us)%s\n", HV,
+                  B, text.c_str());
+      std::fflush(stdout);
+      st.Free();
+    }
+  }
 }
 
 // --flush-cost: where a small-batch ReplaySSM step's time goes, by ring

@@ -26,7 +26,10 @@ void OverlapSweep(Runner& r, std::mt19937& rng);
 // (gdn::DecodeTileFor with the card's gdn::DevicePeakMemoryGbps): the packed
 // step's 8-, 64- and 128-row tiles at 144-256 (row, value head) pairs and the
 // ReplaySSM 32- and 64-row tiles at 1024-6144 pairs, with the packed step's
-// L2 policies (gdn::DecodeStatePolicyFor) there too; one line each.
+// L2 policies (gdn::DecodeStatePolicyFor) there too; one line each. Then the
+// ReplaySSM step's policies at B = 128-1024 of both shapes (plain and
+// evict-last, twice each): cycle, non-flush and flush step apart, since the
+// policy sets only the flush rows' state traffic.
 void TileTable(Runner& r, std::mt19937& rng);
 
 // --flush-cost: the packed step, the ReplaySSM non-flush step by ring fill
