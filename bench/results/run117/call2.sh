@@ -9,7 +9,7 @@
 #   git apply bench/results/run116/forceld.patch
 #   tools/device_pack.sh --gzip --into forceld //bench:gdn_bench //gdn:decode_test
 #   git apply -R bench/results/run116/forceld.patch
-#   bash bench/results/pending/carry.sh forceld       # 63.2 MB
+#   bash bench/results/pending/carry.sh forceld       # 63.3 MB
 # then the run tool (carry [".device"], timeout 600) runs this file. On an
 # H200 run call1.sh (the table and the documented run) first, in its own call.
 cd "$(dirname "$0")/../../.." || exit 2
