@@ -29,8 +29,8 @@
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--batches=B,...]
 //             [--explore] [--profile[=HV/B]] [--replay-only] [--overlap]
-//             [--flush-cost] [--tile-table] [--layer] [--bounds] [--prefill]
-//             [--ceilings]
+//             [--flush-cost] [--tile-table] [--flush-policy] [--layer]
+//             [--bounds] [--prefill] [--ceilings]
 // --batches=B[,B...]: the full sweep (the decode table) at these batches
 //   instead of 1, 8, 32, 64, 128, 256, 512, 1024 (each 1-4096), e.g. between
 //   the documented ones to tell a fixed cost per step from wave quantisation.
@@ -51,6 +51,9 @@
 //   packed step's tiles at 144-256 (row, value head) pairs, the ReplaySSM
 //   32- and 64-row tiles and the packed step's L2 policies at 1024-6144,
 //   then the ReplaySSM flush's L2 policy (plain, evict-last) at B = 128-1024.
+// --flush-policy: only those last lines (FLUSHPOLICY: plain and evict-last,
+//   twice each, cycle / non-flush / flush, and the packed step), at
+//   B = 128-1024 of both shapes.
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
@@ -202,6 +205,10 @@ int Main(int argc, char** argv) {
   }
   if (o.tile_table) {
     TileTable(r, rng);
+    return 0;
+  }
+  if (o.flush_policy) {
+    FlushPolicy(r, rng);
     return 0;
   }
   if (o.overlap) {

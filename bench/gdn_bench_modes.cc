@@ -254,11 +254,22 @@ void TileTable(Runner& r, std::mt19937& rng) {
     line("replay", HV, B,
          {Variant(), tile(DecodeTile::kBv32), tile(DecodeTile::kBv64)}, true);
   }
+  FlushPolicy(r, rng);
+}
+
+void FlushPolicy(Runner& r, std::mt19937& rng) {
+  using gdn::DecodeStatePolicy;
+  auto policy = [](DecodeStatePolicy p) {
+    Variant v;
+    v.policy = p;
+    return v;
+  };
   // The ReplaySSM step's L2 policy (DecodeStatePolicyFor: plain). It sets
   // only the flush rows' state traffic (the non-flush rows read the
   // checkpoint evict-first), so the flush is printed apart: one flush in L
   // steps weighs 1/16 of a cycle, below a single cycle's noise. Plain and
-  // evict-last alternate twice (run 110's order effect, above).
+  // evict-last alternate twice (run 110's order effect, above). The packed
+  // step (auto) of the same setup gives each cycle's ratio in the same run.
   for (int HV : {32, 16}) {
     for (int B : {128, 256, 512, 1024}) {
       Setup st = MakeSetup(HV, B, r.s, rng);
@@ -276,8 +287,10 @@ void TileTable(Runner& r, std::mt19937& rng) {
           text += buf;
         }
       }
-      std::printf("FLUSHPOLICY HV=%d B=%d (cycle/non-flush/flush us)%s\n", HV,
-                  B, text.c_str());
+      const double packed_us = r.Packed(st, Variant());
+      std::printf(
+          "FLUSHPOLICY HV=%d B=%d (cycle/non-flush/flush us)%s packed %.2f\n",
+          HV, B, text.c_str(), packed_us);
       std::fflush(stdout);
       st.Free();
     }

@@ -32,6 +32,11 @@ void OverlapSweep(Runner& r, std::mt19937& rng);
 // policy sets only the flush rows' state traffic.
 void TileTable(Runner& r, std::mt19937& rng);
 
+// --flush-policy: only the last part of --tile-table: the ReplaySSM step's
+// cycle, non-flush and flush step under the plain and the evict-last L2
+// policy (twice each), with the packed step, at B = 128-1024 of both shapes.
+void FlushPolicy(Runner& r, std::mt19937& rng);
+
 // --flush-cost: the packed step, the ReplaySSM non-flush step by ring fill
 // and the flush by the number of entries it folds (forced by the force-flush
 // flags), at B = 1 and 8 of both shapes: the parts of a small-batch cycle.

@@ -80,6 +80,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->flush_cost = true;
     } else if (a == "--tile-table") {
       o->tile_table = true;
+    } else if (a == "--flush-policy") {
+      o->flush_policy = true;
     } else if (a == "--ceilings") {
       o->ceilings_only = true;
     } else {
@@ -88,6 +90,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
                    "[--no-micro] [--batches=B,...] [--explore] "
                    "[--profile[=HV/B]] "
                    "[--replay-only] [--overlap] [--flush-cost] [--tile-table] "
+                   "[--flush-policy] "
                    "[--layer] [--bounds] [--prefill] [--ceilings]\n");
       return false;
     }

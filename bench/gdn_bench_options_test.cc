@@ -51,5 +51,15 @@ TEST(GdnBenchOptionsTest, ProfileAndUnknownFlags) {
   EXPECT_FALSE(Parse({"--batch=8"}, &o));
 }
 
+TEST(GdnBenchOptionsTest, FlushPolicyIsItsOwnMode) {
+  Options o;
+  ASSERT_TRUE(Parse({"--no-micro", "--flush-policy"}, &o));
+  EXPECT_TRUE(o.flush_policy);
+  EXPECT_FALSE(o.tile_table);
+  Options d;
+  ASSERT_TRUE(Parse({"--tile-table"}, &d));
+  EXPECT_FALSE(d.flush_policy);
+}
+
 }  // namespace
 }  // namespace rollout::bench
