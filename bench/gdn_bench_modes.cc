@@ -23,6 +23,13 @@ std::string CycleText(const Runner::Cycle& c, double packed_us) {
   return buf;
 }
 
+// The auto configuration with the state traffic's L2 policy forced.
+Variant PolicyVariant(gdn::DecodeStatePolicy p) {
+  Variant v;
+  v.policy = p;
+  return v;
+}
+
 }  // namespace
 
 // --replay-only: the shipped packed (median of three) and ReplaySSM
@@ -219,11 +226,6 @@ void TileTable(Runner& r, std::mt19937& rng) {
     v.overlap = ov;
     return v;
   };
-  auto policy = [](DecodeStatePolicy p) {
-    Variant v;
-    v.policy = p;
-    return v;
-  };
   // (value heads, batch) in the packed step's wide-tile range
   // (PackedWideTileRange: 129-256 pairs), then around the 2048-pair
   // boundary of the packed L2 policy and the 3072-pair one of the narrow
@@ -247,9 +249,9 @@ void TileTable(Runner& r, std::mt19937& rng) {
     // a plain step faster right after evict-last steps (their lines stay in
     // L2) than after plain ones, so the order decides a single comparison.
     line("policy", HV, B,
-         {Variant(), policy(DecodeStatePolicy::kDefault),
-          policy(DecodeStatePolicy::kEvictLast),
-          policy(DecodeStatePolicy::kDefault)},
+         {Variant(), PolicyVariant(DecodeStatePolicy::kDefault),
+          PolicyVariant(DecodeStatePolicy::kEvictLast),
+          PolicyVariant(DecodeStatePolicy::kDefault)},
          false);
     line("replay", HV, B,
          {Variant(), tile(DecodeTile::kBv32), tile(DecodeTile::kBv64)}, true);
@@ -259,11 +261,6 @@ void TileTable(Runner& r, std::mt19937& rng) {
 
 void FlushPolicy(Runner& r, std::mt19937& rng) {
   using gdn::DecodeStatePolicy;
-  auto policy = [](DecodeStatePolicy p) {
-    Variant v;
-    v.policy = p;
-    return v;
-  };
   // The ReplaySSM step's L2 policy (DecodeStatePolicyFor: plain). It sets
   // only the flush rows' state traffic (the non-flush rows read the
   // checkpoint evict-first), so the flush is printed apart: one flush in L
@@ -278,7 +275,7 @@ void FlushPolicy(Runner& r, std::mt19937& rng) {
       for (int pass = 0; pass < 2; ++pass) {
         for (DecodeStatePolicy pol :
              {DecodeStatePolicy::kDefault, DecodeStatePolicy::kEvictLast}) {
-          const Variant v = policy(pol);
+          const Variant v = PolicyVariant(pol);
           const Runner::Cycle t = r.Replay(st, v);
           char buf[96];
           std::snprintf(buf, sizeof(buf), " %s %.2f/%.2f/%.2f",
