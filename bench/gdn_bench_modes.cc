@@ -265,7 +265,7 @@ void FlushPolicy(Runner& r, std::mt19937& rng) {
   // only the flush rows' state traffic (the non-flush rows read the
   // checkpoint evict-first), so the flush is printed apart: one flush in L
   // steps weighs 1/16 of a cycle, below a single cycle's noise. Plain and
-  // evict-last alternate twice (run 110's order effect, above). The packed
+  // evict-last alternate twice (run 110's order effect: TileTable). The packed
   // step (auto) of the same setup gives each cycle's ratio in the same run.
   for (int HV : {32, 16}) {
     for (int B : {128, 256, 512, 1024}) {
