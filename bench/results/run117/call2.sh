@@ -23,7 +23,7 @@ rm -rf "$out/ab"  # its files are in ab.tgz
 tail -45 "$out/ab_run.log"
 echo "== A/B done ($((SECONDS - t0)) s)"
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
-timeout $((570 - (SECONDS - t0))) .device/bin/gdn_bench --tile-table \
+timeout $((570 - (SECONDS - t0))) .device/bin/gdn_bench --no-micro --tile-table \
   > "$out/tile_table.log" 2>&1 || rc=1
 grep -E "^TILETABLE peak|^FLUSHPOLICY" "$out/tile_table.log"
 echo "== done ($((SECONDS - t0)) s)"
