@@ -30,10 +30,5 @@ else
 fi
 bash bench/unpack_device.sh > /dev/null 2>&1 || exit 2
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
-timeout 60 .device/bin/gdn_bench --no-micro --batches=64,96,128,160,192,224,256 \
-  --json="$out/batches.json" > "$out/batches.log" 2>&1
-brc=$?
-[ $brc -eq 0 ] || rc=1
-echo "== gdn_bench --batches rc=$brc"
-sed -n '/^== GDN decode/,$p' "$out/batches.log" | cut -c1-120 | head -20
+OUT="$out" bash bench/results/pending/batches_table.sh 60 || rc=1
 exit $rc

@@ -21,12 +21,7 @@ echo "card: $gpu"
 bash bench/unpack_device.sh > /dev/null 2>&1 || exit 2
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 rc=0
-timeout 90 .device/bin/gdn_bench --no-micro --batches=64,96,128,160,192,224,256 \
-  --json="$out/batches.json" > "$out/batches.log" 2>&1
-brc=$?
-[ $brc -eq 0 ] || rc=1
-echo "== gdn_bench --batches rc=$brc ($((SECONDS - t0)) s)"
-sed -n '/^== GDN decode/,$p' "$out/batches.log" | cut -c1-120 | head -18
+OUT="$out" bash bench/results/pending/batches_table.sh 90 || rc=1
 left=$((${LIMIT:-360} - (SECONDS - t0)))
 if [ $left -lt 260 ]; then  # the documented run takes ~240 s
   echo "== $left s of LIMIT left: no documented run"
