@@ -261,7 +261,8 @@ void TileTable(Runner& r, std::mt19937& rng) {
 
 void FlushPolicy(Runner& r, std::mt19937& rng) {
   using gdn::DecodeStatePolicy;
-  // The ReplaySSM step's L2 policy (DecodeStatePolicyFor: plain). It sets
+  // The ReplaySSM step's L2 policy (DecodeStatePolicyFor: evict-last from
+  // 2048 pairs, after runs 117 and 118). It sets
   // only the flush rows' state traffic (the non-flush rows read the
   // checkpoint evict-first), so the flush is printed apart: one flush in L
   // steps weighs 1/16 of a cycle, below a single cycle's noise. Plain and

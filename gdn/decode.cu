@@ -322,12 +322,21 @@ DecodeOverlap DecodeOverlapFor(int rows, int num_v_heads, bool replay,
 
 DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay) {
   // Evict-last helps the packed step from 32 rows of 16 heads on (+3-5 % at
-  // batch >= 128) and costs up to 9 % at 8 rows; ReplaySSM showed no gain.
-  // The same on the H100 (run 110's --tile-table: 2.1-2.2 % at 1024-2048
-  // pairs, 1.8-2.3 % from 2560 on).
+  // batch >= 128) and costs up to 9 % at 8 rows; the ReplaySSM cycle showed
+  // no gain, its flush alone was not timed then. The same on the H100 (run
+  // 110's --tile-table: 2.1-2.2 % at 1024-2048 pairs, 1.8-2.3 % from 2560 on).
+  // The ReplaySSM step's flush gains from 2048 pairs on, its non-flush steps
+  // stay level (gdn_bench --flush-policy, two repeats, B = 128-1024 of both
+  // shapes): run 117 (H100) flush -0.4 to -1.0 %, cycle -0.0 to -0.3 %; run
+  // 118 (H200) flush -0.5 to -1.9 %, cycle -0.1 to -0.4 % where the card held
+  // its clocks (B = 128, 256 and 1024).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  return (!replay && units >= 512) ? DecodeStatePolicy::kEvictLast
-                                   : DecodeStatePolicy::kDefault;
+  if (replay) {
+    return units >= 2048 ? DecodeStatePolicy::kEvictLast
+                         : DecodeStatePolicy::kDefault;
+  }
+  return units >= 512 ? DecodeStatePolicy::kEvictLast
+                      : DecodeStatePolicy::kDefault;
 }
 
 const char* ReplayCopyOrderName(ReplayCopyOrder order) {

@@ -111,7 +111,7 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
 // at large batch, and costs a little at batch 8.
 enum class DecodeStatePolicy : int {
   kAuto = 0,       // packed step: kEvictLast from 512 (row, value head) pairs
-                   // on, else kDefault; ReplaySSM launches: kDefault
+                   // on, ReplaySSM launches from 2048; else kDefault
   kDefault = 1,    // plain loads and write-back stores (stream_stores: .cs)
   kEvictLast = 2,  // L2 evict-last policy on the state loads and stores
 };

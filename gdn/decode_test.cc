@@ -320,7 +320,10 @@ TEST(PackedDecodeTest, StatePolicies) {
   RunPacked(c, seed++);
   EXPECT_EQ(DecodeStatePolicyFor(33, 16, false), DecodeStatePolicy::kEvictLast);
   EXPECT_EQ(DecodeStatePolicyFor(8, 16, false), DecodeStatePolicy::kDefault);
-  EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true), DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true),
+            DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(128, 16, true), DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(64, 16, true), DecodeStatePolicy::kDefault);
 }
 
 // ---------------------------------------------------------------- ReplaySSM
