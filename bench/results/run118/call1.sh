@@ -15,14 +15,9 @@
 #   bash bench/results/pending/carry.sh elrule        # 63.3 MB
 # then the run tool (carry [".device"], timeout LIMIT + 40) runs this file.
 cd "$(dirname "$0")/../../.." || exit 2
-out=${OUT:-/tmp}
+source bench/results/pending/call_env.sh || exit 2
 limit=${LIMIT:-400}
-t0=$SECONDS
 left() { echo $((limit - (SECONDS - t0))); }
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
-echo "card: $gpu"
-bash bench/unpack_device.sh > /dev/null 2>&1 || exit 2
-export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 rc=0
 if [[ "$gpu" != *H200* ]]; then
   OUT="$out" timeout "$(($(left) - 10))" bash bench/ab_on_device.sh \

@@ -17,12 +17,7 @@
 #   bash bench/results/pending/carry.sh elrule coefmma    # 62.3 MB
 # then the run tool (carry [".device"], timeout LIMIT + 40) runs this file.
 cd "$(dirname "$0")/../../.." || exit 2
-out=${OUT:-/tmp}
-t0=$SECONDS
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
-echo "card: $gpu"
-bash bench/unpack_device.sh > /dev/null 2>&1 || exit 2
-export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
+source bench/results/pending/call_env.sh || exit 2
 builds=(bin elrule)
 tests=elrule
 if [[ "$gpu" == *H200* && ${LIMIT:-450} -ge 400 ]]; then
