@@ -29,8 +29,8 @@
 //
 //   gdn_bench [--json=PATH] [--quick] [--micro] [--no-micro] [--batches=B,...]
 //             [--explore] [--profile[=HV/B]] [--replay-only] [--overlap]
-//             [--flush-cost] [--tile-table] [--flush-policy] [--layer]
-//             [--bounds] [--prefill] [--ceilings]
+//             [--flush-cost] [--tile-table] [--flush-policy] [--cold-rings]
+//             [--layer] [--bounds] [--prefill] [--ceilings]
 // --batches=B[,B...]: the full sweep (the decode table) at these batches
 //   instead of 1, 8, 32, 64, 128, 256, 512, 1024 (each 1-4096), e.g. between
 //   the documented ones to tell a fixed cost per step from wave quantisation.
@@ -54,6 +54,11 @@
 // --flush-policy: only those last lines (FLUSHPOLICY: plain and evict-last,
 //   twice each, cycle / non-flush / flush, and the packed step), at
 //   B = 128-1024 of both shapes.
+// --cold-rings: the shipped ReplaySSM cycle and packed step at B = 64-512 of
+//   both shapes with the slot sets rotating over 256 MiB of state (the
+//   sweep's method: below ~128 rows the rings of all sets fit in L2), then
+//   over 256 MiB of rings too (COLDRINGS lines), as a model with many
+//   layers between two steps of one layer sees its rings: from DRAM.
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at
@@ -209,6 +214,10 @@ int Main(int argc, char** argv) {
   }
   if (o.flush_policy) {
     FlushPolicy(r, rng);
+    return 0;
+  }
+  if (o.cold_rings) {
+    ColdRings(r, rng);
     return 0;
   }
   if (o.overlap) {

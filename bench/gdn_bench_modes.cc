@@ -295,6 +295,47 @@ void FlushPolicy(Runner& r, std::mt19937& rng) {
   }
 }
 
+void ColdRings(Runner& r, std::mt19937& rng) {
+  // Run 118 (H200, B = 64-256 in steps of 32) found the 16/16 non-flush
+  // step's cost per row ~10 % higher from B = 160 on, where the sweep's sets'
+  // rings (one per slot) stop fitting in L2 beside the state: below that a
+  // set's ring entries are likely still in L2 at its next step, which a
+  // model with many layers between two steps of a layer never sees. These
+  // lines time the same point with the rings rotated over kRotateBytes too.
+  for (int HV : {32, 16}) {
+    for (int B : {64, 128, 160, 256, 512}) {
+      const int64_t ring_set_bytes =
+          B * gdn::GdnReplayRing::SlotBytes(kH, HV, kD, kL, DType::kFp32);
+      const int cold_sets = static_cast<int>(
+          (static_cast<int64_t>(kRotateBytes) + ring_set_bytes - 1) /
+          ring_set_bytes);
+      std::string text;
+      int shipped_sets = 0;
+      for (bool cold : {false, true}) {
+        // None where the sweep's sets already rotate the rings' bytes.
+        if (cold && cold_sets <= shipped_sets) break;
+        Setup st = MakeSetup(HV, B, r.s, rng, cold ? cold_sets : 2);
+        shipped_sets = st.nsets;
+        st.AllocRing(DType::kFp32, r.s);
+        const Runner::Cycle t = r.Replay(st, Variant());
+        const double packed_us = r.Packed(st, Variant());
+        char buf[160];
+        std::snprintf(buf, sizeof(buf),
+                      " %s: sets %d rings %.1f MB cycle/non-flush/flush "
+                      "%.2f/%.2f/%.2f packed %.2f ratio %.3f",
+                      cold ? "cold" : "sweep", st.nsets,
+                      st.nsets * ring_set_bytes / 1e6, t.cycle_us,
+                      t.nonflush_us, t.flush_us, packed_us,
+                      packed_us / t.cycle_us);
+        text += buf;
+        st.Free();
+      }
+      std::printf("COLDRINGS HV=%d B=%d%s\n", HV, B, text.c_str());
+      std::fflush(stdout);
+    }
+  }
+}
+
 // --flush-cost: where a small-batch ReplaySSM step's time goes, by ring
 // fill. At B = 1 and 8 of both shapes: the packed step, the non-flush step
 // at ring cursor n (n committed entries: the history it replays) and the

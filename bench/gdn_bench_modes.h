@@ -37,6 +37,14 @@ void TileTable(Runner& r, std::mt19937& rng);
 // policy (twice each), with the packed step, at B = 128-1024 of both shapes.
 void FlushPolicy(Runner& r, std::mt19937& rng);
 
+// --cold-rings: the shipped ReplaySSM cycle (fp32 ring) and packed step at
+// B = 64-512 of both shapes, first with the sweep's slot sets (rotating over
+// 256 MiB of state: max(2, ...) sets), then with as many sets as take the
+// rings over 256 MiB too, so that no set's ring entries are still in L2 at
+// its next step. One COLDRINGS line per point (none where the sweep's sets
+// already rotate 256 MiB of rings).
+void ColdRings(Runner& r, std::mt19937& rng);
+
 // --flush-cost: the packed step, the ReplaySSM non-flush step by ring fill
 // and the flush by the number of entries it folds (forced by the force-flush
 // flags), at B = 1 and 8 of both shapes: the parts of a small-batch cycle.

@@ -82,6 +82,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->tile_table = true;
     } else if (a == "--flush-policy") {
       o->flush_policy = true;
+    } else if (a == "--cold-rings") {
+      o->cold_rings = true;
     } else if (a == "--ceilings") {
       o->ceilings_only = true;
     } else {
@@ -90,7 +92,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
                    "[--no-micro] [--batches=B,...] [--explore] "
                    "[--profile[=HV/B]] "
                    "[--replay-only] [--overlap] [--flush-cost] [--tile-table] "
-                   "[--flush-policy] "
+                   "[--flush-policy] [--cold-rings] "
                    "[--layer] [--bounds] [--prefill] [--ceilings]\n");
       return false;
     }

@@ -13,7 +13,7 @@ struct Options {
   bool quick = false, micro_only = false, micro = true, explore = false;
   bool profile = false, replay_only = false, overlap = false, bounds = false;
   bool layer = false, prefill = false, flush_cost = false, tile_table = false;
-  bool ceilings_only = false, flush_policy = false;
+  bool ceilings_only = false, flush_policy = false, cold_rings = false;
   int profile_hv = 32, profile_batch = 256;  // --profile=HV/B
   // --batches=B[,B...]: the full sweep's batches, in order (empty: the
   // documented list, or --quick's).

@@ -61,5 +61,15 @@ TEST(GdnBenchOptionsTest, FlushPolicyIsItsOwnMode) {
   EXPECT_FALSE(d.flush_policy);
 }
 
+TEST(GdnBenchOptionsTest, ColdRingsIsItsOwnMode) {
+  Options o;
+  ASSERT_TRUE(Parse({"--no-micro", "--cold-rings"}, &o));
+  EXPECT_TRUE(o.cold_rings);
+  EXPECT_FALSE(o.flush_policy);
+  Options d;
+  ASSERT_TRUE(Parse({"--flush-policy"}, &d));
+  EXPECT_FALSE(d.cold_rings);
+}
+
 }  // namespace
 }  // namespace rollout::bench

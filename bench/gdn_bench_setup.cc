@@ -11,14 +11,16 @@ namespace rollout::bench {
 
 using gdn::DType;
 
-Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng) {
+Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng,
+                int min_sets) {
   Setup st;
   st.HV = HV;
   st.B = B;
   st.conv_dim = 2 * kH * kD + HV * kD;
   const size_t set_bytes =
       static_cast<size_t>(B) * HV * bench::StateHeadBytes();
-  st.nsets = std::max<int>(2, (kRotateBytes + set_bytes - 1) / set_bytes);
+  st.nsets = std::max<int>(std::max(2, min_sets),
+                           (kRotateBytes + set_bytes - 1) / set_bytes);
   st.num_slots = st.nsets * B;
   const size_t sf = static_cast<size_t>(HV) * kD * kD;
   st.state = Alloc<float>(st.num_slots * sf);

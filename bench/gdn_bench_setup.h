@@ -83,7 +83,10 @@ struct Setup {
   }
 };
 
-Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng);
+// `min_sets`: at least this many slot sets (default: the rotation over
+// kRotateBytes of state alone, at least 2).
+Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng,
+                int min_sets = 2);
 
 // Launch variants measured side by side.
 struct Variant {
