@@ -56,7 +56,8 @@
 //   B = 128-1024 of both shapes.
 // --cold-rings: the shipped ReplaySSM cycle and packed step at B = 64-512 of
 //   both shapes with the slot sets rotating over 256 MiB of state (the
-//   sweep's method: below ~128 rows the rings of all sets fit in L2), then
+//   sweep's method: up to ~128 rows the rings of all sets likely fit in L2,
+//   docs/benchmarks/gdn_history.md "Run 118"), then
 //   over 256 MiB of rings too (COLDRINGS lines), as a model with many
 //   layers between two steps of one layer sees its rings: from DRAM.
 // --layer: one layer's decode kernels in model order (conv update, then the

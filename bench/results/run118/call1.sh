@@ -6,7 +6,9 @@
 # table at B = 64-256 (batches_table.sh), each while LIMIT (default 400 s)
 # leaves room. On any other card: elrule's decode_test and two A/B passes
 # against bin (elrule: the ReplaySSM state policy evict-last from 2048 pairs
-# on a narrow-memory card; bench/results/run118/elrule.patch).
+# on a narrow-memory card, as first packed; the call ran on an H200, so
+# elrule did not run, and before call2.sh the rule became card-independent:
+# bench/results/run118/elrule.patch is that version).
 # Here, before:
 #   tools/device_pack.sh --gzip                       # bin (HEAD)
 #   git apply bench/results/run118/elrule.patch
