@@ -297,7 +297,7 @@ void FlushPolicy(Runner& r, std::mt19937& rng) {
 
 void ColdRings(Runner& r, std::mt19937& rng) {
   // Run 118 (H200, B = 64-256 in steps of 32) found the 16/16 non-flush
-  // step's cost per row ~10 % higher from B = 160 on, where the sweep's sets'
+  // step's cost per row ~8 % higher from B = 160 on, where the sweep's sets'
   // rings (one per slot) stop fitting in L2 beside the state: below that a
   // set's ring entries are likely still in L2 at its next step, which a
   // model with many layers between two steps of a layer never sees. These

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run 119 call 2 (prepared in the forty-fifth session), on any card (~90 s):
 # ncu's view of the 16/16 decode steps at B = 128 and 160, on either side of
-# the knee run 118 found (the non-flush step's cost per row ~10 % higher
+# the knee run 118 found (the non-flush step's cost per row ~8 % higher
 # from B = 160). `gdn_bench --profile=16/B` launches 14 decode kernels
 # (bench/gdn_bench_modes.h: 1-2 packed, 3-6 and 7-10 the shipped ReplaySSM
 # steps at cursors 0 / 1 / 7 and the flush, 11-12 the fused bv64 route at 7
