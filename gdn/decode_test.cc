@@ -318,12 +318,6 @@ TEST(PackedDecodeTest, StatePolicies) {
   c.policy = DecodeStatePolicy::kDefault;
   c.stream_stores = true;
   RunPacked(c, seed++);
-  EXPECT_EQ(DecodeStatePolicyFor(33, 16, false), DecodeStatePolicy::kEvictLast);
-  EXPECT_EQ(DecodeStatePolicyFor(8, 16, false), DecodeStatePolicy::kDefault);
-  EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true),
-            DecodeStatePolicy::kEvictLast);
-  EXPECT_EQ(DecodeStatePolicyFor(128, 16, true), DecodeStatePolicy::kEvictLast);
-  EXPECT_EQ(DecodeStatePolicyFor(64, 16, true), DecodeStatePolicy::kDefault);
 }
 
 // ---------------------------------------------------------------- ReplaySSM
@@ -956,6 +950,22 @@ GdnReplayParams FakeReplayParams() {
 // 32-row tile up to 3072 (row, value head) pairs, where the H200 (and a card
 // that reports no bandwidth) takes 64 rows from 513 on, and takes whole heads
 // for the packed step at 192-256 pairs; every other range is the same on both.
+// kAuto's L2 state policy (host only: runs without a GPU): the packed step
+// evict-last from 512 (row, value head) pairs, the ReplaySSM step from 2048.
+TEST(DecodeParamsTest, StatePolicyRule) {
+  EXPECT_EQ(DecodeStatePolicyFor(33, 16, false), DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(32, 16, false), DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(31, 16, false), DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(8, 16, false), DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(1024, 32, true),
+            DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(128, 16, true), DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(64, 32, true), DecodeStatePolicy::kEvictLast);
+  EXPECT_EQ(DecodeStatePolicyFor(127, 16, true), DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(64, 16, true), DecodeStatePolicy::kDefault);
+  EXPECT_EQ(DecodeStatePolicyFor(32, 16, true), DecodeStatePolicy::kDefault);
+}
+
 TEST(DecodeParamsTest, TileTablesFollowTheCardsMemory) {
   for (double gbps : {0.0, kH200Gbps}) {
     EXPECT_EQ(DecodeTileFor(32, 16, true, gbps), DecodeTile::kBv32);
