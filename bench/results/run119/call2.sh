@@ -12,7 +12,8 @@
 # rate; once with ncu's default cache control (caches flushed before each
 # kernel: every ring byte from DRAM) and once with --cache-control none
 # (the kernels back to back, as in a graph). Clocks as found
-# (--clock-control none). Here, before:
+# (--clock-control none). bench/ncu_metrics.py prints each log as a table
+# of the 14 launches. Here, before:
 #   tools/device_pack.sh --gzip && bash bench/results/pending/carry.sh
 # then the run tool (carry [".device"], timeout 200) runs this file.
 cd "$(dirname "$0")/../../.." || exit 2
@@ -27,8 +28,7 @@ for B in 128 160; do
       --metrics "$metrics" -k regex:GdnDecodeKernel -c 14 --csv \
       .device/bin/gdn_bench --profile=16/$B > "$log" 2>&1 || rc=1
     echo "== 16/16 B=$B cache-control $cc rc=$rc ($((SECONDS - t0)) s)"
-    grep -E '"(gpu__time_duration.sum|dram__bytes_read.sum)"' "$log" |
-      awk -F'","' '{print $1, $(NF-2), $NF}' | cut -c1-120 | head -28
+    python3 bench/ncu_metrics.py "$log" || tail -5 "$log"
   done
 done
 echo "== done rc=$rc ($((SECONDS - t0)) s)"
