@@ -94,6 +94,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "bench/gdn_bench_ceilings.h"
@@ -205,21 +206,17 @@ int Main(int argc, char** argv) {
     ReplayOnly(r, rng, pdl_ok);
     return 0;
   }
-  if (o.flush_cost) {
-    FlushCost(r, rng);
-    return 0;
-  }
-  if (o.tile_table) {
-    TileTable(r, rng);
-    return 0;
-  }
-  if (o.flush_policy) {
-    FlushPolicy(r, rng);
-    return 0;
-  }
-  if (o.cold_rings) {
-    ColdRings(r, rng);
-    return 0;
+  // The single-purpose modes that need only the runner (gdn_bench_modes.h).
+  const std::pair<bool, void (*)(Runner&, std::mt19937&)> modes[] = {
+      {o.flush_cost, FlushCost},
+      {o.tile_table, TileTable},
+      {o.flush_policy, FlushPolicy},
+      {o.cold_rings, ColdRings}};
+  for (const auto& [on, mode] : modes) {
+    if (on) {
+      mode(r, rng);
+      return 0;
+    }
   }
   if (o.overlap) {
     if (!pdl_ok) {
