@@ -1,5 +1,8 @@
 #include "bench/decode_bytes.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace rollout::bench {
 namespace {
 
@@ -48,6 +51,20 @@ double ReplayFlushBytes(DecodeShape s, int batch, int L, int ring_elem_bytes) {
 double ReplayCycleBytes(DecodeShape s, int batch, int L, int ring_elem_bytes) {
   return ReplayNonFlushBytes(s, batch, L, ring_elem_bytes) +
          ReplayFlushBytes(s, batch, L, ring_elem_bytes);
+}
+
+double RingSlotBytes(DecodeShape s, int L, int ring_elem_bytes) {
+  return L * EntryBytes(s, ring_elem_bytes);
+}
+
+int RotatingSlotSets(DecodeShape s, int batch, int L, bool rings,
+                     double rotate_bytes) {
+  auto sets_over = [&](double set_bytes) {
+    return static_cast<int>(std::ceil(rotate_bytes / set_bytes));
+  };
+  int n = std::max(2, sets_over(batch * RowStateBytes(s)));
+  if (rings) n = std::max(n, sets_over(batch * RingSlotBytes(s, L, 4)));
+  return n;
 }
 
 double ReplayRatioBound(DecodeShape s, int L, int ring_elem_bytes) {

@@ -35,6 +35,16 @@ double ReplayNonFlushBytes(DecodeShape s, int batch, int L,
 double ReplayFlushBytes(DecodeShape s, int batch, int L, int ring_elem_bytes);
 double ReplayCycleBytes(DecodeShape s, int batch, int L, int ring_elem_bytes);
 
+// A ring's capacity for one slot (row): L entries.
+double RingSlotBytes(DecodeShape s, int L, int ring_elem_bytes);
+
+// The slot sets a benchmark point of `batch` rows rotates over: at least 2,
+// enough for `rotate_bytes` of state and, with `rings`, for `rotate_bytes` of
+// fp32 rings of length L too, so that neither is still in L2 at a set's next
+// step (gdn_bench's method).
+int RotatingSlotSets(DecodeShape s, int batch, int L, bool rings,
+                     double rotate_bytes);
+
 // The largest ReplaySSM speed-up over the packed step (packed time / mean
 // cycle step time) these bytes allow when every step moves its bytes at the
 // same bandwidth. Independent of the batch.

@@ -69,5 +69,29 @@ TEST(DecodeBytesTest, RatioBoundsOfTheRingCycle) {
   EXPECT_GT(ReplayRatioBound(k1632, 8, 4), ReplayRatioBound(k1632, 4, 4));
 }
 
+// The sets gdn_bench rotates (its --cold-rings lines in run 119 printed
+// these counts, from gdn::GdnReplayRing::SlotBytes: the two ring sizes
+// agree). With the state alone 16/16 B = 128 rotates 2 sets, whose 50.9 MB
+// of rings fit in the H200's L2; with the rings too, 11.
+TEST(DecodeBytesTest, RotatingSlotSets) {
+  constexpr double k256MiB = 256.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(RingSlotBytes(k1616, 16, 4), 16 * (16 * 260.0 + 16 * 516));
+  EXPECT_NEAR(2 * 128 * RingSlotBytes(k1616, 16, 4) / 1e6, 50.9, 0.05);
+  const struct {
+    DecodeShape s;
+    int batch, state_only, with_rings;
+  } kPoints[] = {
+      {k1616, 64, 4, 22}, {k1616, 128, 2, 11}, {k1616, 160, 2, 9},
+      {k1616, 256, 2, 6}, {k1616, 512, 2, 3},  {k1632, 64, 2, 13},
+      {k1632, 128, 2, 7}, {k1632, 160, 2, 6},  {k1632, 256, 2, 4},
+      {k1632, 512, 2, 2}, {k1632, 1024, 2, 2}, {k1616, 1, 256, 1352},
+  };
+  for (const auto& p : kPoints) {
+    SCOPED_TRACE(testing::Message() << p.s.num_v_heads << " B=" << p.batch);
+    EXPECT_EQ(RotatingSlotSets(p.s, p.batch, 16, false, k256MiB), p.state_only);
+    EXPECT_EQ(RotatingSlotSets(p.s, p.batch, 16, true, k256MiB), p.with_rings);
+  }
+}
+
 }  // namespace
 }  // namespace rollout::bench

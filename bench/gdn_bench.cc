@@ -15,12 +15,14 @@
 //   - mixed ON/OFF batches: OFF rows in the replay launch vs a separate packed
 //     launch.
 // Method (as ../shared/docs/peer_baseline.md): a CUDA graph of back-to-back
-// calls whose slot sets rotate over >= 256 MiB of state (state always comes
-// from HBM; slots scattered over the pool unless noted), median over replays,
-// µs per call = replay time / calls. The auto configurations (P.auto, R.auto:
-// the figures of record) are the median of five such timings spread over
-// the point; P.spr and R.spr are their spread, (max - min) / min. Every JSON
-// record carries the Unix time its timing ended (t_unix), and one "point"
+// calls whose slot sets rotate over >= 256 MiB of state and >= 256 MiB of
+// ReplaySSM rings (both always come from HBM, as in a model whose other
+// layers run between two steps of one layer: RingRotation in
+// gdn_bench_setup.h; slots scattered over the pool unless noted), median over
+// replays, µs per call = replay time / calls. The auto configurations (P.auto,
+// R.auto: the figures of record) are the median of five such timings spread
+// over the point; P.spr and R.spr are their spread, (max - min) / min. Every
+// JSON record carries the Unix time its timing ended (t_unix), and one "point"
 // record per shape and batch the point's figures. The copy / in-place /
 // read-only bandwidth ceilings and the batch-1 floors (an empty kernel, an
 // in-place and a read-only pass over one layer's batch-1 state) are measured
@@ -54,12 +56,11 @@
 // --flush-policy: only those last lines (FLUSHPOLICY: plain and evict-last,
 //   twice each, cycle / non-flush / flush, and the packed step), at
 //   B = 128-1024 of both shapes.
-// --cold-rings: the shipped ReplaySSM cycle and packed step at B = 64-512 of
-//   both shapes with the slot sets rotating over 256 MiB of state (the
-//   sweep's method: up to ~128 rows the rings of all sets likely fit in L2,
-//   docs/benchmarks/gdn_history.md "Run 118"), then
-//   over 256 MiB of rings too (COLDRINGS lines), as a model with many
-//   layers between two steps of one layer sees its rings: from DRAM.
+// --cold-rings: the shipped ReplaySSM cycle and packed step at B = 1-512 of
+//   both shapes with the slot sets rotating over 256 MiB of state alone (the
+//   sweep's method up to run 118: up to ~128 rows the rings of all sets fit
+//   in L2, docs/benchmarks/gdn_history.md "Run 119"), then with the sweep's
+//   sets, which rotate 256 MiB of rings too (COLDRINGS lines).
 // --layer: one layer's decode kernels in model order (conv update, then the
 //   packed or a ReplaySSM step), the decode launched plainly, as shipped
 //   (kAuto) and with kPrologue, and as the pair of gdn/layer_decode.h, at

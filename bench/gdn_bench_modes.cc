@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/decode_bytes.h"
 #include "gdn/decode.h"
 
 namespace rollout::bench {
@@ -296,24 +297,20 @@ void FlushPolicy(Runner& r, std::mt19937& rng) {
 }
 
 void ColdRings(Runner& r, std::mt19937& rng) {
-  // Run 118 (H200, B = 64-256 in steps of 32) found the 16/16 non-flush
-  // step's cost per row ~8 % higher from B = 160 on, where the sweep's sets'
-  // rings (one per slot) stop fitting in L2 beside the state: below that a
-  // set's ring entries are likely still in L2 at its next step, which a
-  // model with many layers between two steps of a layer never sees. These
-  // lines time the same point with the rings rotated over kRotateBytes too.
+  // Runs 118 and 119 found the 16/16 non-flush step's cost per row ~8 %
+  // higher from B = 160 on, where the rings of sets rotated over 256 MiB of
+  // state alone stop fitting in L2: below that a set's ring entries were still
+  // in L2 at its next step, which a model with many layers between two steps
+  // of a layer never sees. The sweep now rotates the rings over kRotateBytes
+  // too (RingRotation::kRotate); these lines time each point both ways.
   for (int HV : {32, 16}) {
-    for (int B : {64, 128, 160, 256, 512}) {
-      const int64_t ring_set_bytes =
-          B * gdn::GdnReplayRing::SlotBytes(kH, HV, kD, kL, DType::kFp32);
-      const int cold_sets = static_cast<int>(
-          (static_cast<int64_t>(kRotateBytes) + ring_set_bytes - 1) /
-          ring_set_bytes);
+    for (int B : {1, 8, 64, 128, 160, 256, 512}) {
+      const double ring_set_bytes = B * RingSlotBytes({kH, HV}, kL, 4);
       std::string text;
-      // One timing of the point with at least `min_sets` slot sets, appended
-      // to `text`; returns the sets it used.
-      auto time_point = [&](const char* label, int min_sets) {
-        Setup st = MakeSetup(HV, B, r.s, rng, min_sets);
+      // One timing of the point with the sets `rings` asks for, appended to
+      // `text`.
+      auto time_point = [&](const char* label, RingRotation rings) {
+        Setup st = MakeSetup(HV, B, r.s, rng, 2, rings);
         st.AllocRing(DType::kFp32, r.s);
         const Runner::Cycle t = r.Replay(st, Variant());
         const double packed_us = r.Packed(st, Variant());
@@ -325,12 +322,15 @@ void ColdRings(Runner& r, std::mt19937& rng) {
                       t.cycle_us, t.nonflush_us, t.flush_us, packed_us,
                       packed_us / t.cycle_us);
         text += buf;
-        const int sets = st.nsets;
         st.Free();
-        return sets;
       };
-      // No cold timing where the sweep's sets already rotate the rings' bytes.
-      if (time_point("sweep", 2) < cold_sets) time_point("cold", cold_sets);
+      // Only where the two rotations differ.
+      if (RotatingSets(HV, B, RingRotation::kStateOnly) ==
+          RotatingSets(HV, B, RingRotation::kRotate)) {
+        continue;
+      }
+      time_point("state only", RingRotation::kStateOnly);
+      time_point("sweep", RingRotation::kRotate);
       std::printf("COLDRINGS HV=%d B=%d%s\n", HV, B, text.c_str());
       std::fflush(stdout);
     }

@@ -38,11 +38,10 @@ void TileTable(Runner& r, std::mt19937& rng);
 void FlushPolicy(Runner& r, std::mt19937& rng);
 
 // --cold-rings: the shipped ReplaySSM cycle (fp32 ring) and packed step at
-// B = 64-512 of both shapes, first with the sweep's slot sets (rotating over
-// 256 MiB of state: max(2, ...) sets), then with as many sets as take the
-// rings over 256 MiB too, so that no set's ring entries are still in L2 at
-// its next step. One COLDRINGS line per point (none where the sweep's sets
-// already rotate 256 MiB of rings).
+// B = 1-512 of both shapes, with the slot sets rotated over 256 MiB of state
+// alone (RingRotation::kStateOnly, the sweep's method up to run 118), then
+// with the sweep's sets (the rings rotated over 256 MiB too). One COLDRINGS
+// line per point where the two differ.
 void ColdRings(Runner& r, std::mt19937& rng);
 
 // --flush-cost: the packed step, the ReplaySSM non-flush step by ring fill

@@ -11,16 +11,18 @@ namespace rollout::bench {
 
 using gdn::DType;
 
-Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng,
-                int min_sets) {
+int RotatingSets(int HV, int B, RingRotation rings) {
+  return RotatingSlotSets({kH, HV}, B, kL, rings == RingRotation::kRotate,
+                          static_cast<double>(kRotateBytes));
+}
+
+Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng, int min_sets,
+                RingRotation rings) {
   Setup st;
   st.HV = HV;
   st.B = B;
   st.conv_dim = 2 * kH * kD + HV * kD;
-  const size_t set_bytes =
-      static_cast<size_t>(B) * HV * bench::StateHeadBytes();
-  st.nsets = std::max<int>(std::max(2, min_sets),
-                           (kRotateBytes + set_bytes - 1) / set_bytes);
+  st.nsets = std::max(min_sets, RotatingSets(HV, B, rings));
   st.num_slots = st.nsets * B;
   const size_t sf = static_cast<size_t>(HV) * kD * kD;
   st.state = Alloc<float>(st.num_slots * sf);

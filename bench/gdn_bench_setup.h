@@ -83,10 +83,20 @@ struct Setup {
   }
 };
 
-// `min_sets`: at least this many slot sets (default: the rotation over
-// kRotateBytes of state alone, at least 2).
+// What the slot sets rotate over. kRotate: at least kRotateBytes of state and
+// kRotateBytes of (fp32) rings, so that neither a set's state nor its ring
+// entries are still in L2 at its next step, as in a model whose other layers
+// run between two steps of one layer. kStateOnly: the state alone (the method
+// up to run 118, whose B <= 160 ReplaySSM lines read ring entries that L2
+// kept from the set's previous step: `--cold-rings`, run 119).
+enum class RingRotation { kRotate, kStateOnly };
+
+// Slot sets of a (HV, B) point: max(2, the sets `rings` asks for).
+int RotatingSets(int HV, int B, RingRotation rings);
+
+// `min_sets`: at least this many slot sets (default: RotatingSets).
 Setup MakeSetup(int HV, int B, cudaStream_t s, std::mt19937& rng,
-                int min_sets = 2);
+                int min_sets = 2, RingRotation rings = RingRotation::kRotate);
 
 // Launch variants measured side by side.
 struct Variant {
