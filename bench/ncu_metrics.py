@@ -20,7 +20,10 @@ PROFILE_LAUNCHES = (
     "fused bv64 c7", "fused bv64 flush c15",
     "forced flush c0", "forced flush c1",
 )
-TIME_SCALE = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+# ncu's unit names differ between versions: run 119's (CUDA 13) prints "ns" and
+# "byte", older ones "nsecond" and "Mbyte".
+TIME_SCALE = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
+              "ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 BYTE_SCALE = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3,
               "KB": 1e-3, "MB": 1.0, "GB": 1e3}
 COLUMNS = (
