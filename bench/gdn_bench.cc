@@ -47,7 +47,9 @@
 //   B = 128 and 256 the auto tiles only.
 // --flush-cost: the parts of a small-batch ReplaySSM cycle: at B = 1 and 8,
 //   the packed step, the non-flush step by ring fill and the flush by the
-//   entries it folds (forced flushes), each back to back in a graph.
+//   entries it folds (forced flushes), each back to back in a graph, then
+//   each variant's whole cycle (the copy orders and the unstaged ring side
+//   by side).
 // --tile-table: the kAuto tiles that depend on the card's peak DRAM
 //   bandwidth, each beside the alternatives around their boundaries: the
 //   packed step's tiles at 144-256 (row, value head) pairs, the ReplaySSM

@@ -397,7 +397,9 @@ void FlushCost(Runner& r, std::mt19937& rng) {
         for (int n : kFold) {
           std::printf(" n%d %.2f", n, step(n, n < kL - 1));
         }
-        std::printf("\n");
+        // The variant's whole cycle, timed as the sweep times R.auto.
+        const Runner::Cycle c = r.Replay(st, v);
+        std::printf(" | cycle %.2f ratio %.3f\n", c.cycle_us, p / c.cycle_us);
         std::fflush(stdout);
       }
       FreeAll(ones);

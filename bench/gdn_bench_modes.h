@@ -46,7 +46,8 @@ void ColdRings(Runner& r, std::mt19937& rng);
 
 // --flush-cost: the packed step, the ReplaySSM non-flush step by ring fill
 // and the flush by the number of entries it folds (forced by the force-flush
-// flags), at B = 1 and 8 of both shapes: the parts of a small-batch cycle.
+// flags), at B = 1 and 8 of both shapes: the parts of a small-batch cycle,
+// then each variant's whole cycle and its ratio to the packed step.
 void FlushCost(Runner& r, std::mt19937& rng);
 
 // --profile[=HV/B]: a few plain launches (no graph) for a profiler (ncu): 16
