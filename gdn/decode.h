@@ -251,6 +251,10 @@ bool ReplayCoefRouteFor(int rows, int num_k_heads, int num_v_heads,
 // us; 16/16: 2.67 -> 2.61) and B = 8 up to 2.7 % longer; B >= 128 level.
 // Run 105 (H100) timed the shipped kAuto against the kernels before it:
 // batch-1 cycle -2.9 % (16/32) and -3.2 % (16/16), every other line level.
+// Run 120 (H100, the rings from DRAM as in a model): tile first still wins
+// at batch 1 (cycle 3.8 % and 6.4 % shorter than ring first); at B = 8 it is
+// 2.9 % faster at 16/32 but 7.5 % slower at 16/16, so kAuto keeps ring
+// first there.
 enum class ReplayCopyOrder : int {
   kAuto = 0,       // ReplayCopyOrderFor
   kRingFirst = 1,  // the staged ring, then the tile
