@@ -266,9 +266,9 @@ void FlushPolicy(Runner& r, std::mt19937& rng) {
   // 2048 pairs, after runs 117 and 118). It sets only the flush rows' state
   // traffic (the non-flush rows read the checkpoint evict-first), so the
   // flush is printed apart: one flush in L steps weighs 1/16 of a cycle,
-  // below a single cycle's noise. Plain and
-  // evict-last alternate twice (run 110's order effect: TileTable). The packed
-  // step (auto) of the same setup gives each cycle's ratio in the same run.
+  // below a single cycle's noise. Plain and evict-last alternate twice (run
+  // 110's order effect: TileTable). The packed step (auto) of the same setup
+  // gives each cycle's ratio in the same run.
   for (int HV : {32, 16}) {
     for (int B : {128, 256, 512, 1024}) {
       Setup st = MakeSetup(HV, B, r.s, rng);
@@ -305,6 +305,11 @@ void ColdRings(Runner& r, std::mt19937& rng) {
   // too (RingRotation::kRotate); these lines time each point both ways.
   for (int HV : {32, 16}) {
     for (int B : {1, 8, 64, 128, 160, 256, 512}) {
+      // Only where the two rotations differ.
+      if (RotatingSets(HV, B, RingRotation::kStateOnly) ==
+          RotatingSets(HV, B, RingRotation::kRotate)) {
+        continue;
+      }
       const double ring_set_bytes = B * RingSlotBytes({kH, HV}, kL, 4);
       std::string text;
       // One timing of the point with the sets `rings` asks for, appended to
@@ -324,11 +329,6 @@ void ColdRings(Runner& r, std::mt19937& rng) {
         text += buf;
         st.Free();
       };
-      // Only where the two rotations differ.
-      if (RotatingSets(HV, B, RingRotation::kStateOnly) ==
-          RotatingSets(HV, B, RingRotation::kRotate)) {
-        continue;
-      }
       time_point("state only", RingRotation::kStateOnly);
       time_point("sweep", RingRotation::kRotate);
       std::printf("COLDRINGS HV=%d B=%d%s\n", HV, B, text.c_str());

@@ -331,12 +331,8 @@ DecodeStatePolicy DecodeStatePolicyFor(int rows, int num_v_heads, bool replay) {
   // 118 (H200) flush -0.5 to -1.9 %, cycle -0.1 to -0.4 % where the card held
   // its clocks (B = 128, 256 and 1024).
   const int64_t units = static_cast<int64_t>(rows) * num_v_heads;
-  if (replay) {
-    return units >= 2048 ? DecodeStatePolicy::kEvictLast
-                         : DecodeStatePolicy::kDefault;
-  }
-  return units >= 512 ? DecodeStatePolicy::kEvictLast
-                      : DecodeStatePolicy::kDefault;
+  return units >= (replay ? 2048 : 512) ? DecodeStatePolicy::kEvictLast
+                                        : DecodeStatePolicy::kDefault;
 }
 
 const char* ReplayCopyOrderName(ReplayCopyOrder order) {

@@ -946,10 +946,6 @@ GdnReplayParams FakeReplayParams() {
   return p;
 }
 
-// The tile tables by card: a narrow-memory card (H100) keeps the ReplaySSM
-// 32-row tile up to 3072 (row, value head) pairs, where the H200 (and a card
-// that reports no bandwidth) takes 64 rows from 513 on, and takes whole heads
-// for the packed step at 192-256 pairs; every other range is the same on both.
 // kAuto's L2 state policy (host only: runs without a GPU): the packed step
 // evict-last from 512 (row, value head) pairs, the ReplaySSM step from 2048.
 TEST(DecodeParamsTest, StatePolicyRule) {
@@ -966,6 +962,10 @@ TEST(DecodeParamsTest, StatePolicyRule) {
   EXPECT_EQ(DecodeStatePolicyFor(32, 16, true), DecodeStatePolicy::kDefault);
 }
 
+// The tile tables by card: a narrow-memory card (H100) keeps the ReplaySSM
+// 32-row tile up to 3072 (row, value head) pairs, where the H200 (and a card
+// that reports no bandwidth) takes 64 rows from 513 on, and takes whole heads
+// for the packed step at 192-256 pairs; every other range is the same on both.
 TEST(DecodeParamsTest, TileTablesFollowTheCardsMemory) {
   for (double gbps : {0.0, kH200Gbps}) {
     EXPECT_EQ(DecodeTileFor(32, 16, true, gbps), DecodeTile::kBv32);
