@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
+#include "bench/step_fit.h"
 #include "gdn/decode.h"
 
 namespace rollout::bench {
@@ -290,6 +292,46 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
   return row;
 }
 
+namespace {
+
+// Where the steps are bound by bandwidth (run 123: straight from 64 rows on).
+constexpr int kFitMinBatch = 64;
+
+// Per head shape, over the table's batches from kFitMinBatch on: each step's
+// cost per row and fixed cost per call (least squares), and the cycle's.
+void PrintFits(const std::vector<Row>& table) {
+  std::vector<int> shapes;
+  for (const Row& t : table) {
+    if (std::find(shapes.begin(), shapes.end(), t.hv) == shapes.end()) {
+      shapes.push_back(t.hv);
+    }
+  }
+  for (int hv : shapes) {
+    std::vector<int> b;
+    std::vector<double> p, nf, f;
+    for (const Row& t : table) {
+      if (t.hv != hv || t.batch < kFitMinBatch) continue;
+      b.push_back(t.batch);
+      p.push_back(t.p_auto);
+      nf.push_back(t.r_nf);
+      f.push_back(t.r_f);
+    }
+    const std::optional<CycleFit> c = FitCycle(b, p, nf, f, kL);
+    if (!c) continue;
+    std::printf(
+        "FIT 16/%d B=%d-%d (%zu batches): us = per row x B + fixed | packed "
+        "%.4f + %.2f | non-flush %.4f + %.2f | flush %.4f + %.2f | cycle "
+        "%.4f + %.2f | per-row ratio %.3f\n",
+        hv, *std::min_element(b.begin(), b.end()),
+        *std::max_element(b.begin(), b.end()), b.size(), c->packed.per_row_us,
+        c->packed.fixed_us, c->nonflush.per_row_us, c->nonflush.fixed_us,
+        c->flush.per_row_us, c->flush.fixed_us, c->cycle.per_row_us,
+        c->cycle.fixed_us, c->per_row_ratio);
+  }
+}
+
+}  // namespace
+
 // The decode sweep's table.
 void PrintTable(const char* device, const Ceilings& ceil,
                 const std::vector<Row>& table) {
@@ -319,6 +361,7 @@ void PrintTable(const char* device, const Ceilings& ceil,
         t.p_auto / t.r_stag, t.r_bf16, t.same, t.split, 100.0 * t.p_spread,
         100.0 * t.r_spread);
   }
+  PrintFits(table);
 }
 
 }  // namespace rollout::bench
