@@ -332,7 +332,7 @@ void PrintFits(const std::vector<Row>& table) {
 
 }  // namespace
 
-// The decode sweep's table.
+// The decode sweep's table, then a FIT line per head shape (PrintFits).
 void PrintTable(const char* device, const Ceilings& ceil,
                 const std::vector<Row>& table) {
   std::printf(

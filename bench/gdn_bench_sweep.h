@@ -36,7 +36,7 @@ Row SweepPoint(Runner& r, std::mt19937& rng, const Options& o,
                const Ceilings& ceil, bool pdl_ok, int HV, int B,
                nlohmann::json& recs);
 
-// The decode sweep's table.
+// The decode sweep's table, then a FIT line per head shape (PrintFits).
 void PrintTable(const char* device, const Ceilings& ceil,
                 const std::vector<Row>& table);
 
