@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "bench/decode_bytes.h"
 #include "gdn/decode.h"
 
 namespace rollout::bench {
@@ -310,7 +309,9 @@ void ColdRings(Runner& r, std::mt19937& rng) {
           RotatingSets(HV, B, RingRotation::kRotate)) {
         continue;
       }
-      const double ring_set_bytes = B * RingSlotBytes({kH, HV}, kL, 4);
+      const double ring_set_bytes =
+          static_cast<double>(B) *
+          gdn::GdnReplayRing::SlotBytes(kH, HV, kD, kL, DType::kFp32);
       std::string text;
       // One timing of the point with the sets `rings` asks for, appended to
       // `text`.
