@@ -57,8 +57,12 @@ pending_set() {
       # on the row sums, the coefficients and d) was rejected in run 113
       # (H200: B >= 128 cycles +1.4-3.2 %), its patch is in
       # bench/results/run113.
-      variants=(kpf coefmma)
-      tested=" coefmma "
+      # cap4 (forty-eighth session: kAuto caps the fused route's staged
+      # fp32 bv64 ReplaySSM kernel at four CTAs per SM on a narrow-memory
+      # card; run 126 measured the cap through ctapad's environment
+      # variables, H100 only) waits for its A/B, on an H100 and an H200.
+      variants=(kpf coefmma cap4)
+      tested=" coefmma cap4 "
       ;;
     *)
       return 1
