@@ -13,9 +13,12 @@ bench/ab_on_device.sh samples the same during its passes and writes each pass's 
 (passes.txt: "pass build start end" in Unix seconds); with --passes this prints each pass's
 samples instead.
 
-usage: python3 bench/clock_trace.py GDN_BENCH_JSON SMI_CSV | --passes PASSES_TXT SMI_CSV
+The JSON may be gzipped (a name ending in .gz), as the runs' JSON files under bench/results are.
+
+usage: python3 bench/clock_trace.py GDN_BENCH_JSON[.gz] SMI_CSV | --passes PASSES_TXT SMI_CSV
 """
 import datetime
+import gzip
 import json
 import statistics
 import sys
@@ -185,6 +188,13 @@ def format_passes(passes, samples):
     return lines
 
 
+def open_text(path):
+    """A text file, read through gzip when its name ends in .gz."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
 def main(argv):
     passes_mode = len(argv) == 4 and argv[1] == "--passes"
     if len(argv) != 3 and not passes_mode:
@@ -197,7 +207,7 @@ def main(argv):
     if not samples:
         print(f"clock_trace: no samples in {argv[2]}", file=sys.stderr)
         return 1
-    with open(argv[1], encoding="utf-8") as f:
+    with open_text(argv[1]) as f:
         if passes_mode:
             lines = format_passes(parse_passes(f.read()), samples)
         else:

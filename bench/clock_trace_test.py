@@ -1,4 +1,10 @@
 """Tests of bench/clock_trace.py on a gdn_bench JSON's records and nvidia-smi samples."""
+import contextlib
+import gzip
+import io
+import json
+import os
+import tempfile
 import unittest
 
 import clock_trace
@@ -84,6 +90,19 @@ class ClockTraceTest(unittest.TestCase):
         self.assertEqual(lines[1], "pass 1: kpf SM 1455 MHz median, 1410 lowest; 700 W highest; "
                                    "sw-power-cap (2 samples)")
         self.assertEqual(lines[2], "pass 2: kpf (no samples)")
+
+    def test_main_reads_a_gzipped_json(self):
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "gdn_bench.json.gz")
+            with gzip.open(js, "wt", encoding="utf-8") as f:
+                json.dump({"records": [dict(PACKED, us=10.0, t_unix=T0 + 0.5)]}, f)
+            smi = os.path.join(d, "smi.csv")
+            with open(smi, "w", encoding="utf-8") as f:
+                f.write(SMI)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(clock_trace.main(["clock_trace.py", js, smi]), 0)
+        self.assertIn("p 10.00 (1980/1980 MHz, 655 W, none)", out.getvalue())
 
 
 if __name__ == "__main__":

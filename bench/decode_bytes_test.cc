@@ -9,7 +9,7 @@ constexpr DecodeShape k1632{16, 32};  // Qwen3-Next, Qwen3.5-4B/9B/35B
 constexpr DecodeShape k1616{16, 16};  // Qwen3.5-0.8B/2B
 
 // The byte counts behind the figures recorded in docs/BENCHMARKS.md
-// (bench/results/run26/gdn_bench.json: "bytes", "cycle_bytes"). Runs 1-38
+// (bench/results/run26/gdn_bench.json.gz: "bytes", "cycle_bytes"). Runs 1-38
 // kept the ring's k rows in the ring dtype; since run 39 they are bf16 with
 // an fp32 norm scale each (gdn/decode.h). An L = 16 cycle touches 135 ring
 // entries per row (105 read by the non-flush steps, 15 appended, 15 read by
