@@ -278,6 +278,14 @@ DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
   return DecodeTile::kBv128;
 }
 
+int ReplayCtasPerSmFor(DecodeTile tile, bool precomputed, bool stage,
+                       DType ring_dtype, double peak_gbps) {
+  return tile == DecodeTile::kBv64 && !precomputed && stage &&
+                 ring_dtype == DType::kFp32 && NarrowMemory(peak_gbps)
+             ? 4
+             : 0;
+}
+
 const char* DecodeOverlapName(DecodeOverlap overlap) {
   switch (overlap) {
     case DecodeOverlap::kAuto:
@@ -548,6 +556,10 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
           ? ReplayCopyOrderFor(params.step.batch, params.step.num_v_heads)
           : params.copy_order;
   const bool tile_first = order == ReplayCopyOrder::kTileFirst;
+  if (params.step.tile == DecodeTile::kAuto) {
+    a.max_ctas_per_sm =
+        ReplayCtasPerSmFor(tile, false, stage, params.ring.dtype, peak_gbps);
+  }
   return Launched(bf16 ? internal::LaunchReplayDecodeKernelBf16(
                              tile, stage, tile_first, a, stream, pdl)
                        : internal::LaunchReplayDecodeKernelF32(

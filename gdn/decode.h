@@ -103,6 +103,20 @@ inline bool NarrowMemory(double peak_gbps) {
 // H200's table, for which the tiles were tuned).
 DecodeTile DecodeTileFor(int rows, int num_v_heads, bool replay,
                          double peak_gbps);
+// The CTAs per SM kAuto caps a ReplaySSM launch's kernel at, 0 for none
+// (its shared memory and registers decide), for a launch of `tile` (resolved)
+// on the fused (or the precomputed) coefficient route, its ring staged or not,
+// with a ring of `ring_dtype`, on a card of `peak_gbps`. Run 126 (H100, three
+// calls; docs/benchmarks/gdn_history.md): the fused route's staged 64-row
+// tile with the fp32 ring, five CTAs per SM uncapped, runs each cycle
+// 0.4-1.0 % faster at four, from 3072 (row, value head) pairs on; capped, the
+// precomputed route's flush took 17 % longer and the 32-row tile's cycle
+// 2-6 %. Run 127's A/B (H100, three passes): the cycle 0.2-0.5 % shorter at
+// 16/32 B = 128-512 and 16/16 B = 256-1024. The H200 needs the larger tiles'
+// bytes in flight (DecodeTileFor), so only a narrow-memory card takes the cap.
+// Only a kAuto tile is capped: a launch that names its tile runs it uncapped.
+int ReplayCtasPerSmFor(DecodeTile tile, bool precomputed, bool stage,
+                       DType ring_dtype, double peak_gbps);
 
 // L2 cache policy of the state traffic (loads and stores of the state slots).
 // Measured on the H200 (docs/benchmarks/gdn_history.md): the packed step's

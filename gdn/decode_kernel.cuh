@@ -124,7 +124,24 @@ struct DecodeArgs {
                   // stores (st.global.cs), 2 evict-last loads and stores
   // By HV and r (set by LaunchDecodeTile): the block index split.
   FastDiv hv_div, r_div;
+  // Host only: at most this many CTAs of the kernel per SM (LaunchDecodeTile
+  // pads its dynamic shared memory; ReplayCtasPerSmFor); 0: no cap.
+  int max_ctas_per_sm = 0;
 };
+
+// The dynamic shared memory that caps a kernel at `n` CTAs per SM: enough
+// that n + 1 of them, with the driver's 1 KB each, overflow an SM's 228 KB
+// even without static arrays; never less than the kernel's own `own`. For
+// n = 4 that is 45,696 bytes, under the 48 KB that needs no opt-in, and four
+// still fit with up to 11 KB of static arrays (the kernels have under 5).
+constexpr int CappedSmemBytes(int own, int n) {
+  const int overflow = (228 * 1024) / (n + 1) - 1024 + 1;
+  const int padded = (overflow + 127) / 128 * 128;
+  return padded > own ? padded : own;
+}
+static_assert(CappedSmemBytes(0, 4) == 45696 &&
+                  4 * (CappedSmemBytes(0, 4) + 1024 + 11 * 1024) <= 228 * 1024,
+              "four capped CTAs fit an SM, five do not");
 
 template <int kWarps_, int kRows_, int kMinBlocks_>
 struct Tile {
@@ -1301,19 +1318,26 @@ cudaError_t LaunchDecodeTile(const DecodeArgs& a, cudaStream_t stream,
                 kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem)
           : cudaSuccess;
   if (attr != cudaSuccess) return attr;
+  // A capped launch (a.max_ctas_per_sm) asks for more dynamic shared memory
+  // than the kernel uses, so that fewer of its CTAs fit an SM.
+  // Caps of four or more need no opt-in above 48 KB (CappedSmemBytes); fewer
+  // are not offered (ReplayCtasPerSmFor).
+  const int smem =
+      a.max_ctas_per_sm > 0 ? CappedSmemBytes(kSmem, a.max_ctas_per_sm) : kSmem;
+  if (smem > kSmem && smem > 48 * 1024) return cudaErrorInvalidValue;
   const int64_t blocks = static_cast<int64_t>(a.batch) * a.HV * T::kNvb;
   DecodeArgs k = a;
   k.hv_div = FastDiv(static_cast<uint32_t>(a.HV));
   k.r_div = FastDiv(static_cast<uint32_t>(a.r));
   if (!pdl) {
-    GDN_LAUNCH(kernel, static_cast<unsigned>(blocks), T::kThreads, kSmem,
-               stream, k);
+    GDN_LAUNCH(kernel, static_cast<unsigned>(blocks), T::kThreads, smem, stream,
+               k);
     return cudaSuccess;
   }
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(blocks));
   cfg.blockDim = dim3(T::kThreads);
-  cfg.dynamicSmemBytes = kSmem;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cudaLaunchAttribute attrs[1];
   attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;

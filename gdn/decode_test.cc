@@ -587,6 +587,21 @@ TEST(ReplayDecodeTest, Fp32RingEqualsRecurrentOverFiveCycles) {
   }
 }
 
+// kAuto past 3072 (row, value head) pairs: on a narrow-memory card (H100) the
+// fused route's staged fp32 64-row tile, capped at four CTAs per SM
+// (ReplayCtasPerSmFor); on the H200 the same tile uncapped. Exact either way.
+TEST(ReplayDecodeTest, Fp32RingEqualsRecurrentAtTheCappedTile) {
+  GDN_SKIP_WITHOUT_GPU();
+  ReplayCase c;
+  c.hv = 16;
+  c.batch = 197;  // 3152 pairs: DecodeTileFor's 64-row tile on both cards
+  c.L = 4;
+  c.cycles = 2;
+  ASSERT_EQ(DecodeTileFor(c.batch, c.hv, true, DevicePeakMemoryGbps()),
+            DecodeTile::kBv64);
+  RunReplay(c, 911);
+}
+
 // The precomputed coefficient route (pre-kernel + decode): the same exactness
 // over >= 5 ring cycles for L = 1, 8, 16 (OFF, padding and force-flushed rows
 // in the launch) ...
@@ -960,6 +975,33 @@ TEST(DecodeParamsTest, StatePolicyRule) {
   EXPECT_EQ(DecodeStatePolicyFor(127, 16, true), DecodeStatePolicy::kDefault);
   EXPECT_EQ(DecodeStatePolicyFor(64, 16, true), DecodeStatePolicy::kDefault);
   EXPECT_EQ(DecodeStatePolicyFor(32, 16, true), DecodeStatePolicy::kDefault);
+}
+
+// kAuto's cap on CTAs per SM (host only): four for the fused route's staged
+// fp32-ring 64-row tile on a narrow-memory card; no cap on the H200 (or a
+// card that reports no bandwidth), for any other tile, route or ring dtype.
+TEST(DecodeParamsTest, CtasPerSmCapRule) {
+  EXPECT_EQ(ReplayCtasPerSmFor(DecodeTile::kBv64, false, true, DType::kFp32,
+                               kH100Gbps),
+            4);
+  for (double gbps : {0.0, kH200Gbps}) {
+    EXPECT_EQ(
+        ReplayCtasPerSmFor(DecodeTile::kBv64, false, true, DType::kFp32, gbps),
+        0);
+  }
+  EXPECT_EQ(ReplayCtasPerSmFor(DecodeTile::kBv64, true, true, DType::kFp32,
+                               kH100Gbps),
+            0);
+  EXPECT_EQ(ReplayCtasPerSmFor(DecodeTile::kBv64, false, false, DType::kFp32,
+                               kH100Gbps),
+            0);
+  EXPECT_EQ(ReplayCtasPerSmFor(DecodeTile::kBv64, false, true, DType::kBf16,
+                               kH100Gbps),
+            0);
+  for (DecodeTile t : {DecodeTile::kBv8, DecodeTile::kBv16, DecodeTile::kBv32,
+                       DecodeTile::kBv128}) {
+    EXPECT_EQ(ReplayCtasPerSmFor(t, false, true, DType::kFp32, kH100Gbps), 0);
+  }
 }
 
 // The tile tables by card: a narrow-memory card (H100) keeps the ReplaySSM
