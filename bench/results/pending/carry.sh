@@ -17,10 +17,12 @@ for d in .device/*/; do
   rm -rf ".device-parked/$name"
   mv "$d" ".device-parked/$name"
 done
+moved_in=()
 for name in "$@"; do
   [ -d ".device/$name" ] && continue
   if [ -d ".device-parked/$name" ]; then
     mv ".device-parked/$name" ".device/$name"
+    moved_in+=("$name")
   else
     echo "carry.sh: no build $name (pack.sh packs the pending sets)" >&2
     exit 1
@@ -40,7 +42,12 @@ echo "carry: ${names}— $(awk -v b=$total 'BEGIN { printf "%.1f", b / 1e6 }') M
 # The run tool refuses a working tree over its 64 MiB limit (tracked files and
 # carry), counted otherwise than du -b: 66.1 MB here was refused on 2026-12-06
 # and 61.0 MB went, so keep under 64,000,000 bytes.
+# Over it, the builds this call brought back are parked again, so that a
+# call made anyway is not refused for the size of the working tree.
 if [ $total -gt 64000000 ]; then
-  echo "carry.sh: over the run tool's limit (64 MB by this count): name fewer builds" >&2
+  for name in "${moved_in[@]}"; do
+    mv ".device/$name" ".device-parked/$name"
+  done
+  echo "carry.sh: over the run tool's limit (64 MB by this count): name fewer builds${moved_in[*]:+ (parked again: ${moved_in[*]})}" >&2
   exit 1
 fi
