@@ -557,8 +557,8 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
           : params.copy_order;
   const bool tile_first = order == ReplayCopyOrder::kTileFirst;
   if (params.step.tile == DecodeTile::kAuto) {
-    a.max_ctas_per_sm =
-        ReplayCtasPerSmFor(tile, false, stage, params.ring.dtype, peak_gbps);
+    a.max_ctas_per_sm = ReplayCtasPerSmFor(tile, precomputed, stage,
+                                           params.ring.dtype, peak_gbps);
   }
   return Launched(bf16 ? internal::LaunchReplayDecodeKernelBf16(
                              tile, stage, tile_first, a, stream, pdl)
