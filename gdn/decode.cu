@@ -542,6 +542,12 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
   const bool stage =
       params.stage_ring &&
       (!precomputed || bf16 || params.ring.length <= internal::kStageJ + 1);
+  // Only a kAuto tile is capped, and only where the rule says (never on the
+  // precomputed route).
+  if (params.step.tile == DecodeTile::kAuto) {
+    a.max_ctas_per_sm = ReplayCtasPerSmFor(tile, precomputed, stage,
+                                           params.ring.dtype, peak_gbps);
+  }
   if (precomputed) {
     a.coef = params.coef_scratch;
     a.coef_stride = GdnReplayParams::CoefStride(params.ring.length);
@@ -556,10 +562,6 @@ absl::Status LaunchGdnReplayDecode(const GdnReplayParams& params,
           ? ReplayCopyOrderFor(params.step.batch, params.step.num_v_heads)
           : params.copy_order;
   const bool tile_first = order == ReplayCopyOrder::kTileFirst;
-  if (params.step.tile == DecodeTile::kAuto) {
-    a.max_ctas_per_sm = ReplayCtasPerSmFor(tile, precomputed, stage,
-                                           params.ring.dtype, peak_gbps);
-  }
   return Launched(bf16 ? internal::LaunchReplayDecodeKernelBf16(
                              tile, stage, tile_first, a, stream, pdl)
                        : internal::LaunchReplayDecodeKernelF32(
