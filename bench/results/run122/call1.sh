@@ -8,8 +8,8 @@
 # run 118 (the same kernels; the L2 policy rule of dd8747f since).
 # Here, before: tools/device_pack.sh --gzip && bash bench/results/pending/carry.sh
 # then the run tool (carry [".device"], timeout 280) runs this file. With less
-# device time, SWEEP_LIMIT=S (default 250) caps the sweep and the run tool's
-# timeout is S + 20.
+# device time, LIMIT=S (default 250; the name the other call scripts use) caps
+# the sweep, and the run tool's timeout is S + 20.
 cd "$(dirname "$0")/../../.." || exit 2
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
 if [[ "$gpu" != *H200* ]]; then
@@ -19,7 +19,7 @@ fi
 source bench/results/pending/call_env.sh || exit 2
 source bench/gpu_samples.sh
 start_gpu_samples "$out/smi.csv"
-timeout "${SWEEP_LIMIT:-250}" .device/bin/gdn_bench --no-micro --json="$out/gdn_bench.json" \
+timeout "${LIMIT:-250}" .device/bin/gdn_bench --no-micro --json="$out/gdn_bench.json" \
   > "$out/gdn_bench.log" 2>&1
 rc=$?
 stop_gpu_samples
